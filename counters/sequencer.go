@@ -1,0 +1,79 @@
+package counters
+
+import (
+	"context"
+	"errors"
+	"regexp"
+)
+
+// Strategy names, as the HTTP layer and configuration spell them.
+const (
+	StrategyCounter    = "counter"
+	StrategyOptimistic = "optimistic"
+)
+
+// Range is a reserved run of values, First..Last inclusive.
+type Range struct {
+	First, Last int64
+}
+
+// Count is the number of values in r.
+func (r Range) Count() int64 { return r.Last - r.First + 1 }
+
+// Sequence is a named sequence and its current value (the last value handed out).
+type Sequence struct {
+	Name  string `json:"name"`
+	Value int64  `json:"value"`
+}
+
+// Sequencer hands out the values of named sequences. Both strategies implement it;
+// the HTTP layer picks one by name.
+//
+// Every method returns an error that wraps ErrInvalidName for a name that is not
+// valid (see ValidName), and ErrUnavailable when the backend could not be reached
+// in time. Other errors are wrapped driver errors.
+type Sequencer interface {
+	// Strategy returns the strategy's name (StrategyCounter or StrategyOptimistic).
+	Strategy() string
+
+	// Next reserves the next value of name. A new name starts at 1.
+	// It returns ErrExhausted once the sequence has reached math.MaxInt64 and
+	// ErrContention when the bounded retry gave up.
+	Next(ctx context.Context, name string) (int64, error)
+
+	// NextN reserves n contiguous values of name (n ≥ 1). It returns ErrInvalidCount
+	// for n < 1 or for n > 1 on a strategy that reserves one value at a time, and
+	// ErrExhausted when fewer than n values remain.
+	NextN(ctx context.Context, name string, n int64) (Range, error)
+
+	// Current returns the last value handed out, without reserving one.
+	// It returns ErrNotFound for a name that has never been used.
+	Current(ctx context.Context, name string) (int64, error)
+
+	// Set moves the sequence to value, so that the next value handed out is value+1.
+	// It returns ErrBackwards when value is below the current value, unless force is
+	// set, and ErrInvalidValue for a negative value.
+	Set(ctx context.Context, name string, value int64, force bool) error
+
+	// List returns every sequence, ordered by name.
+	List(ctx context.Context) ([]Sequence, error)
+}
+
+// Errors the HTTP layer maps to statuses. Every error a Sequencer returns for one of
+// these conditions wraps exactly one of them, so errors.Is works.
+var (
+	ErrInvalidName  = errors.New("invalid sequence name")
+	ErrInvalidCount = errors.New("invalid count")
+	ErrInvalidValue = errors.New("invalid value")
+	ErrNotFound     = errors.New("sequence not found")
+	ErrExhausted    = errors.New("sequence exhausted")
+	ErrContention   = errors.New("too much contention")
+	ErrBackwards    = errors.New("sequence would move backwards")
+	ErrUnavailable  = errors.New("backend unavailable")
+)
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// ValidName reports whether name may name a sequence:
+// 1 to 64 characters of [A-Za-z0-9_.-], starting with a letter or digit.
+func ValidName(name string) bool { return namePattern.MatchString(name) }
