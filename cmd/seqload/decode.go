@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Decoding a 2xx body either appends every value of the response or appends nothing and
+// returns an error: a response that breaks the API's promises counts as "invalid".
+
+// decodeObjectIDs appends the ids of a GET /oid body. list says the request carried a
+// count parameter, so the body is {"oids":[…]} with want ids; otherwise it is {"oid":…}.
+func decodeObjectIDs(dst []objectID, body []byte, list bool, want int) ([]objectID, error) {
+	var resp struct {
+		OID  *string  `json:"oid"`
+		OIDs []string `json:"oids"`
+	}
+	if err := json.Unmarshal(body, &resp); err != nil {
+		return dst, fmt.Errorf("oid body: %w", err)
+	}
+	ids := resp.OIDs
+	switch {
+	case list && resp.OIDs == nil:
+		return dst, fmt.Errorf(`oid body: no "oids" list`)
+	case !list && resp.OID == nil:
+		return dst, fmt.Errorf(`oid body: no "oid"`)
+	case !list:
+		ids = []string{*resp.OID}
+	}
+	if len(ids) != want {
+		return dst, fmt.Errorf("oid body: %d ids, want %d", len(ids), want)
+	}
+	n := len(dst)
+	for _, s := range ids {
+		id, err := parseObjectID(s)
+		if err != nil {
+			return dst[:n], err
+		}
+		dst = append(dst, id)
+	}
+	return dst, nil
+}
+
+// seqWant is what a /seq/{name}/next response must match.
+type seqWant struct {
+	name     string
+	count    int64
+	strategy string // "" accepts whichever strategy the server picked
+}
+
+// decodeSequence appends the values first..value of a /seq/{name}/next body.
+func decodeSequence(dst []int64, body []byte, want seqWant) ([]int64, error) {
+	var resp struct {
+		Name     string `json:"name"`
+		Value    *int64 `json:"value"`
+		First    *int64 `json:"first"`
+		Count    int64  `json:"count"`
+		Strategy string `json:"strategy"`
+	}
+	if err := json.Unmarshal(body, &resp); err != nil {
+		return dst, fmt.Errorf("seq body: %w", err)
+	}
+	switch {
+	case resp.Value == nil || resp.First == nil:
+		return dst, fmt.Errorf(`seq body: "value" or "first" missing`)
+	case resp.Name != want.name:
+		return dst, fmt.Errorf("seq body: name %q, want %q", resp.Name, want.name)
+	case want.strategy != "" && resp.Strategy != want.strategy:
+		return dst, fmt.Errorf("seq body: strategy %q, want %q", resp.Strategy, want.strategy)
+	case resp.Count != want.count:
+		return dst, fmt.Errorf("seq body: count %d, want %d", resp.Count, want.count)
+	case *resp.Value < *resp.First || *resp.Value-*resp.First != resp.Count-1:
+		return dst, fmt.Errorf("seq body: first %d..value %d is not %d values", *resp.First, *resp.Value, resp.Count)
+	}
+	for i := range resp.Count {
+		dst = append(dst, *resp.First+i)
+	}
+	return dst, nil
+}

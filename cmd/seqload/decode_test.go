@@ -1,0 +1,68 @@
+package main
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestDecodeObjectIDs(t *testing.T) {
+	const a, b = "65a1b2c3d4e5f60718293a4b", "65a1b2c3d4e5f60718293a4c"
+	prior := []objectID{{1}}
+	tests := []struct {
+		body string
+		list bool
+		want int
+		ok   bool
+	}{
+		{`{"oid":"` + a + `"}`, false, 1, true},
+		{`{"oids":["` + a + `","` + b + `"]}`, true, 2, true},
+		{`{"oids":["` + a + `"]}`, true, 1, true},
+		{`{"oids":["` + a + `"]}`, false, 1, false}, // list without count
+		{`{"oid":"` + a + `"}`, true, 1, false},     // single with count
+		{`{"oids":["` + a + `"]}`, true, 2, false},  // too few
+		{`{"oids":["` + a + `","` + b + `","` + b + `"]}`, true, 2, false},
+		{`{"oids":["` + a + `","65A1B2C3D4E5F60718293A4C"]}`, true, 2, false},
+		{`{"oid":""}`, false, 1, false},
+		{`{"oid":`, false, 1, false},
+		{`{}`, false, 1, false},
+	}
+	for _, tt := range tests {
+		got, err := decodeObjectIDs(slices.Clone(prior), []byte(tt.body), tt.list, tt.want)
+		switch {
+		case tt.ok && (err != nil || len(got) != 1+tt.want || got[1].String() != a):
+			t.Errorf("decode(%s, list %v, %d) = %v, %v", tt.body, tt.list, tt.want, got, err)
+		case !tt.ok && (err == nil || !slices.Equal(got, prior)):
+			t.Errorf("decode(%s, list %v, %d) = %v, %v; want an error and the prior ids", tt.body, tt.list, tt.want, got, err)
+		}
+	}
+}
+
+func TestDecodeSequence(t *testing.T) {
+	want := seqWant{name: "orders", count: 3, strategy: "counter"}
+	tests := []struct {
+		body string
+		want seqWant
+		ok   bool
+	}{
+		{`{"name":"orders","value":12,"first":10,"count":3,"strategy":"counter"}`, want, true},
+		{`{"name":"orders","value":12,"first":10,"count":3,"strategy":"optimistic"}`, seqWant{name: "orders", count: 3}, true},
+		{`{"name":"orders","value":12,"first":10,"count":3,"strategy":"optimistic"}`, want, false},
+		{`{"name":"other","value":12,"first":10,"count":3,"strategy":"counter"}`, want, false},
+		{`{"name":"orders","value":12,"first":11,"count":3,"strategy":"counter"}`, want, false},
+		{`{"name":"orders","value":11,"first":10,"count":2,"strategy":"counter"}`, want, false},
+		{`{"name":"orders","value":8,"first":10,"count":3,"strategy":"counter"}`, want, false},
+		{`{"name":"orders","value":12,"count":3,"strategy":"counter"}`, want, false},
+		{`{"name":"orders","first":10,"count":3,"strategy":"counter"}`, want, false},
+		{`{"name":"orders","value":"12"}`, want, false},
+	}
+	prior := []int64{1}
+	for _, tt := range tests {
+		got, err := decodeSequence(slices.Clone(prior), []byte(tt.body), tt.want)
+		switch {
+		case tt.ok && (err != nil || !slices.Equal(got, []int64{1, 10, 11, 12})):
+			t.Errorf("decode(%s) = %v, %v", tt.body, got, err)
+		case !tt.ok && (err == nil || !slices.Equal(got, prior)):
+			t.Errorf("decode(%s) = %v, %v; want an error and the prior values", tt.body, got, err)
+		}
+	}
+}

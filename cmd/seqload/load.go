@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// How a load ended, as the summary reports it.
+const (
+	stoppedDuration  = "duration"
+	stoppedRequests  = "requests"
+	stoppedInterrupt = "interrupt"
+	stoppedMaxErrors = "max-errors"
+)
+
+// kindInvalid counts 2xx responses that break the API's promises; they fail the run.
+const kindInvalid = "invalid"
+
+var (
+	errDurationReached = errors.New("duration reached")
+	errTooManyErrors   = errors.New("too many failed requests")
+)
+
+// worker is one client. It talks to one address, one request at a time, and owns what it
+// records until the load ends; only the live counters are shared.
+type worker struct {
+	client int
+	addr   string
+	url    string
+
+	requests  int64
+	ok        int64
+	errors    map[string]int64  // failed requests by kind: "503", "timeout", "transport", "invalid"
+	samples   map[string]string // the first message seen for each kind
+	latencies []time.Duration   // of successful requests
+	oids      []objectID
+	seqs      []int64
+}
+
+// load is one run of the workers against the addresses.
+type load struct {
+	cfg     config
+	client  *http.Client
+	seqWant seqWant
+	maxBody int64
+	stop    context.CancelCauseFunc // stops issuing requests, with errTooManyErrors
+
+	issued atomic.Int64 // requests started, for -n
+	// Totals for the progress lines.
+	requests, values, failed atomic.Int64
+}
+
+// outcome is what a load leaves for the summary.
+type outcome struct {
+	workers []*worker
+	elapsed time.Duration
+	stopped string
+}
+
+// runLoad sends requests until the duration passes, -n requests have been sent, too many
+// failed, or ctx is done (an interrupt). Requests in flight then run to their end, each
+// bounded by -timeout: abandoning a sequence request could leave values reserved on the
+// server but never seen here, a false gap.
+func runLoad(ctx context.Context, cfg config, progressOut io.Writer) outcome {
+	start := time.Now() // before the deadline, so that a run of -d lasts at least -d
+	stopCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	if cfg.duration > 0 {
+		var cancel context.CancelFunc
+		stopCtx, cancel = context.WithTimeoutCause(stopCtx, cfg.duration, errDurationReached)
+		defer cancel()
+	}
+	requestCtx := context.WithoutCancel(ctx)
+
+	// One transport for all clients, with an idle connection kept for each of them.
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConns = 0 // no overall bound
+	transport.MaxIdleConnsPerHost = cfg.clients
+	defer transport.CloseIdleConnections()
+
+	l := &load{
+		cfg:     cfg,
+		client:  &http.Client{Transport: transport},
+		seqWant: seqWant{name: cfg.name, count: int64(cfg.perResponse()), strategy: cfg.strategy},
+		maxBody: 1<<20 + 64*int64(cfg.perResponse()),
+		stop:    stop,
+	}
+	path := cfg.path()
+	workers := make([]*worker, cfg.clients)
+	for i := range workers {
+		addr := cfg.addrs[i%len(cfg.addrs)]
+		workers[i] = &worker{
+			client:  i,
+			addr:    addr,
+			url:     addr + path,
+			errors:  map[string]int64{},
+			samples: map[string]string{},
+		}
+	}
+
+	var progress sync.WaitGroup
+	progressCtx, stopProgress := context.WithCancel(context.Background())
+	defer stopProgress()
+	if cfg.progress > 0 {
+		progress.Go(func() { l.reportProgress(progressCtx, progressOut, start) })
+	}
+	var clients sync.WaitGroup
+	for _, w := range workers {
+		clients.Go(func() { l.drive(stopCtx, requestCtx, w) })
+	}
+	clients.Wait()
+	elapsed := time.Since(start)
+	stopProgress()
+	progress.Wait()
+
+	stopped := stoppedRequests
+	switch cause := context.Cause(stopCtx); {
+	case cause == nil:
+	case errors.Is(cause, errDurationReached):
+		stopped = stoppedDuration
+	case errors.Is(cause, errTooManyErrors):
+		stopped = stoppedMaxErrors
+	default:
+		stopped = stoppedInterrupt
+	}
+	return outcome{workers: workers, elapsed: elapsed, stopped: stopped}
+}
+
+// drive is one client's loop.
+func (l *load) drive(stopCtx, requestCtx context.Context, w *worker) {
+	for stopCtx.Err() == nil {
+		if l.cfg.requests > 0 && l.issued.Add(1) > l.cfg.requests {
+			return
+		}
+		l.do(requestCtx, w)
+	}
+}
+
+// do sends one request and records its outcome in w.
+func (l *load) do(ctx context.Context, w *worker) {
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.url, nil)
+	if err != nil {
+		panic(err) // the URL was validated with the flags
+	}
+	if l.cfg.token != "" {
+		req.Header.Set("Authorization", "Bearer "+l.cfg.token)
+	}
+
+	start := time.Now()
+	resp, err := l.client.Do(req)
+	var body []byte
+	if err == nil {
+		body, err = io.ReadAll(io.LimitReader(resp.Body, l.maxBody))
+		resp.Body.Close()
+	}
+	latency := time.Since(start)
+	w.requests++
+	l.requests.Add(1)
+
+	switch {
+	case err != nil:
+		l.fail(w, transportKind(err), err.Error())
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		l.fail(w, strconv.Itoa(resp.StatusCode), w.addr+": "+errorMessage(body))
+	default:
+		if err := l.accept(w, body); err != nil {
+			l.fail(w, kindInvalid, w.addr+": "+err.Error())
+			return
+		}
+		w.ok++
+		w.latencies = append(w.latencies, latency)
+		l.values.Add(int64(l.cfg.perResponse()))
+	}
+}
+
+// accept stores the values of a successful response.
+func (l *load) accept(w *worker, body []byte) (err error) {
+	if l.cfg.target == targetOID {
+		w.oids, err = decodeObjectIDs(w.oids, body, l.cfg.count > 0, l.cfg.perResponse())
+	} else {
+		w.seqs, err = decodeSequence(w.seqs, body, l.seqWant)
+	}
+	return err
+}
+
+func (l *load) fail(w *worker, kind, msg string) {
+	w.errors[kind]++
+	if _, ok := w.samples[kind]; !ok {
+		w.samples[kind] = msg
+	}
+	if failed := l.failed.Add(1); l.cfg.maxErrors >= 0 && failed > l.cfg.maxErrors {
+		l.stop(errTooManyErrors)
+	}
+}
+
+func transportKind(err error) string {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		return "timeout"
+	}
+	return "transport"
+}
+
+// errorMessage renders an error body, {"error":{"code":…,"message":…}} or anything else.
+func errorMessage(body []byte) string {
+	var e struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Error.Code != "" {
+		return e.Error.Code + ": " + e.Error.Message
+	}
+	s := strings.TrimSpace(string(body))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// reportProgress prints the rates of the last interval until ctx is done.
+func (l *load) reportProgress(ctx context.Context, out io.Writer, start time.Time) {
+	tick := time.NewTicker(l.cfg.progress)
+	defer tick.Stop()
+	last, lastRequests, lastValues := start, int64(0), int64(0)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			requests, values := l.requests.Load(), l.values.Load()
+			secs := now.Sub(last).Seconds()
+			fmt.Fprintf(out, "%6.1fs %10.0f requests/s %12.0f values/s %8d errors\n",
+				now.Sub(start).Seconds(), float64(requests-lastRequests)/secs,
+				float64(values-lastValues)/secs, l.failed.Load())
+			last, lastRequests, lastValues = now, requests, values
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// summary is the report of a run, printed as text or, with -json, as one JSON object.
+// The JSON field names are an interface: bench scripts read them.
+type summary struct {
+	Target       string            `json:"target"` // "oid" or "seq"
+	Path         string            `json:"path"`   // path and query of every request
+	Addrs        []addrSummary     `json:"addrs"`
+	Clients      int               `json:"clients"`
+	Stopped      string            `json:"stopped"` // "duration", "requests", "interrupt" or "max-errors"
+	ElapsedS     float64           `json:"elapsed_s"`
+	Requests     int64             `json:"requests"` // answered or failed; ok + failed
+	OK           int64             `json:"ok"`
+	Failed       int64             `json:"failed"`
+	Values       int64             `json:"values"` // ObjectIds or sequence values received
+	RequestsPerS float64           `json:"requests_per_s"`
+	ValuesPerS   float64           `json:"values_per_s"`
+	LatencyP50Ms float64           `json:"latency_p50_ms"` // of successful requests
+	LatencyP90Ms float64           `json:"latency_p90_ms"`
+	LatencyP99Ms float64           `json:"latency_p99_ms"`
+	LatencyMaxMs float64           `json:"latency_max_ms"`
+	Errors       map[string]int64  `json:"errors"`        // failed requests by HTTP status, "timeout", "transport" or "invalid"
+	ErrorSamples map[string]string `json:"error_samples"` // the first message of each kind
+	Distinct     int64             `json:"distinct"`
+	Duplicates   int64             `json:"duplicates"`       // values received beyond their first copy
+	OrderErrors  int64             `json:"order_violations"` // oid: ids not above the previous id of their client
+	Sequence     *sequenceSummary  `json:"sequence,omitempty"`
+	Passed       bool              `json:"passed"`
+	Failures     []string          `json:"failures"`
+
+	// For the text form.
+	elapsed time.Duration
+	latency struct{ p50, p90, p99, max time.Duration }
+}
+
+type addrSummary struct {
+	Addr     string `json:"addr"`
+	Clients  int    `json:"clients"`
+	Requests int64  `json:"requests"`
+	Failed   int64  `json:"failed"`
+	Values   int64  `json:"values"`
+}
+
+type sequenceSummary struct {
+	Name     string `json:"name"`
+	Strategy string `json:"strategy,omitempty"` // as requested; empty when the server chose
+	Min      int64  `json:"min"`
+	Max      int64  `json:"max"`
+	Missing  uint64 `json:"missing"` // values between min and max never received
+}
+
+// summarize counts and verifies what the workers received. It sorts their values in place.
+func summarize(cfg config, out outcome) summary {
+	s := summary{
+		Target:       cfg.target,
+		Path:         cfg.path(),
+		Clients:      cfg.clients,
+		Stopped:      out.stopped,
+		ElapsedS:     out.elapsed.Seconds(),
+		elapsed:      out.elapsed,
+		Errors:       map[string]int64{},
+		ErrorSamples: map[string]string{},
+		Failures:     []string{},
+	}
+	byAddr := map[string]*addrSummary{}
+	for _, a := range cfg.addrs {
+		s.Addrs = append(s.Addrs, addrSummary{Addr: a})
+	}
+	for i := range s.Addrs {
+		byAddr[s.Addrs[i].Addr] = &s.Addrs[i]
+	}
+
+	var latencies []time.Duration
+	var oids []stream[objectID]
+	var seqs []stream[int64]
+	for _, w := range out.workers {
+		failed := w.requests - w.ok
+		values := int64(len(w.oids) + len(w.seqs))
+		s.Requests += w.requests
+		s.OK += w.ok
+		s.Failed += failed
+		a := byAddr[w.addr]
+		a.Clients++
+		a.Requests += w.requests
+		a.Failed += failed
+		a.Values += values
+		for kind, n := range w.errors {
+			s.Errors[kind] += n
+		}
+		for kind, msg := range w.samples {
+			if _, ok := s.ErrorSamples[kind]; !ok {
+				s.ErrorSamples[kind] = msg
+			}
+		}
+		latencies = append(latencies, w.latencies...)
+		oids = append(oids, stream[objectID]{w.client, w.addr, w.oids})
+		seqs = append(seqs, stream[int64]{w.client, w.addr, w.seqs})
+	}
+
+	slices.Sort(latencies)
+	s.latency.p50 = percentile(latencies, 50)
+	s.latency.p90 = percentile(latencies, 90)
+	s.latency.p99 = percentile(latencies, 99)
+	s.latency.max = percentile(latencies, 100)
+	s.LatencyP50Ms, s.LatencyP90Ms = millis(s.latency.p50), millis(s.latency.p90)
+	s.LatencyP99Ms, s.LatencyMaxMs = millis(s.latency.p99), millis(s.latency.max)
+
+	var v verdict
+	if cfg.target == targetOID {
+		v = verifyObjectIDs(oids)
+	} else {
+		v = verifySequence(seqs, cfg.expectContiguous, s.Failed)
+		s.Sequence = &sequenceSummary{Name: cfg.name, Strategy: cfg.strategy,
+			Min: v.span.min, Max: v.span.max, Missing: v.span.missing}
+	}
+	s.Values, s.Distinct, s.Duplicates, s.OrderErrors = v.values, v.distinct, v.duplicates, v.orderViolations
+	if secs := out.elapsed.Seconds(); secs > 0 {
+		s.RequestsPerS = float64(s.Requests) / secs
+		s.ValuesPerS = float64(s.Values) / secs
+	}
+
+	s.Failures = append(s.Failures, v.failures...)
+	if n := s.Errors[kindInvalid]; n > 0 {
+		s.Failures = append(s.Failures, fmt.Sprintf("%d invalid responses, first: %s", n, s.ErrorSamples[kindInvalid]))
+	}
+	if s.OK == 0 {
+		s.Failures = append(s.Failures, fmt.Sprintf("no request succeeded (%d sent)", s.Requests))
+	}
+	if cfg.maxErrors >= 0 && s.Failed > cfg.maxErrors {
+		s.Failures = append(s.Failures, fmt.Sprintf("%d requests failed, more than -max-errors %d", s.Failed, cfg.maxErrors))
+	}
+	s.Passed = len(s.Failures) == 0
+	return s
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func (s *summary) writeJSON(w io.Writer) error {
+	return json.NewEncoder(w).Encode(s)
+}
+
+func (s *summary) writeText(w io.Writer) error {
+	var b strings.Builder
+	line := func(label, format string, args ...any) {
+		fmt.Fprintf(&b, "%-11s %s\n", label, fmt.Sprintf(format, args...))
+	}
+	line("target", "GET %s", s.Path)
+	for _, a := range s.Addrs {
+		line("address", "%s: %d clients, %d requests, %d failed, %d values", a.Addr, a.Clients, a.Requests, a.Failed, a.Values)
+	}
+	line("stopped", "%s, after %s", s.Stopped, s.elapsed.Round(time.Millisecond))
+	line("requests", "%d (%d ok, %d failed)", s.Requests, s.OK, s.Failed)
+	line("values", "%d", s.Values)
+	line("throughput", "%.1f requests/s, %.1f values/s", s.RequestsPerS, s.ValuesPerS)
+	if s.OK > 0 {
+		l := s.latency
+		line("latency", "p50 %s, p90 %s, p99 %s, max %s", roundLatency(l.p50), roundLatency(l.p90), roundLatency(l.p99), roundLatency(l.max))
+	}
+	for _, kind := range slices.Sorted(maps.Keys(s.Errors)) {
+		line("errors", "%s: %d (first: %s)", kind, s.Errors[kind], s.ErrorSamples[kind])
+	}
+	line("unique", "%d distinct, %d duplicates", s.Distinct, s.Duplicates)
+	if s.Target == targetOID {
+		line("order", "%d violations", s.OrderErrors)
+	}
+	if q := s.Sequence; q != nil && s.Distinct > 0 {
+		line("sequence", "%s: %d..%d, %d missing", q.Name, q.Min, q.Max, q.Missing)
+	}
+	for _, f := range s.Failures {
+		line("FAIL", "%s", f)
+	}
+	if s.Passed {
+		line("result", "PASS")
+	} else {
+		line("result", "FAIL")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func roundLatency(d time.Duration) time.Duration {
+	if d >= time.Millisecond {
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
