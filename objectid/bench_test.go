@@ -1,0 +1,105 @@
+package objectid_test
+
+import (
+	"strconv"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/seqd/seqd/objectid"
+)
+
+// Sinks keep the compiler from discarding the work being measured.
+var (
+	sinkID  objectid.ID
+	sinkOID bson.ObjectID
+	sinkBuf []byte
+)
+
+// BenchmarkNew and BenchmarkDriverNewObjectID measure the same thing, one
+// clock read and one atomic operation per id, for the ratio between them.
+func BenchmarkNew(b *testing.B) {
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		var id objectid.ID
+		for b.Loop() {
+			id = objectid.New()
+		}
+		sinkID = id
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var id objectid.ID
+			for pb.Next() {
+				id = objectid.New()
+			}
+			_ = id
+		})
+	})
+}
+
+func BenchmarkDriverNewObjectID(b *testing.B) {
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		var id bson.ObjectID
+		for b.Loop() {
+			id = bson.NewObjectID()
+		}
+		sinkOID = id
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var id bson.ObjectID
+			for pb.Next() {
+				id = bson.NewObjectID()
+			}
+			_ = id
+		})
+	})
+}
+
+func BenchmarkNewLegacy(b *testing.B) {
+	b.ReportAllocs()
+	var id objectid.ID
+	for b.Loop() {
+		id = objectid.NewLegacy()
+	}
+	sinkID = id
+}
+
+// BenchmarkFill reports ns/id next to ns/op: the cost per id of a batch.
+func BenchmarkFill(b *testing.B) {
+	for _, n := range []int{1, 100, 10000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			dst := make([]objectid.ID, n)
+			for b.Loop() {
+				objectid.Fill(dst)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/id")
+			sinkID = dst[n-1]
+		})
+	}
+}
+
+func BenchmarkAppendHex(b *testing.B) {
+	b.ReportAllocs()
+	id := objectid.New()
+	buf := make([]byte, 0, 24)
+	for b.Loop() {
+		buf = id.AppendHex(buf[:0])
+	}
+	sinkBuf = buf
+}
+
+func BenchmarkParse(b *testing.B) {
+	b.ReportAllocs()
+	s := objectid.New().Hex()
+	var id objectid.ID
+	for b.Loop() {
+		id, _ = objectid.Parse(s)
+	}
+	sinkID = id
+}

@@ -1,0 +1,213 @@
+package objectid
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// ErrInvalidID is wrapped by every error about a malformed id, whatever the
+// encoding, so errors.Is(err, ErrInvalidID) tells bad input from other errors.
+var ErrInvalidID = errors.New("objectid: invalid ID")
+
+var (
+	_ fmt.Stringer             = ID{}
+	_ encoding.TextMarshaler   = ID{}
+	_ encoding.TextUnmarshaler = (*ID)(nil)
+	_ json.Marshaler           = ID{}
+	_ json.Unmarshaler         = (*ID)(nil)
+	_ bson.ValueMarshaler      = ID{}
+	_ bson.ValueUnmarshaler    = (*ID)(nil)
+	_ bson.Zeroer              = ID{}
+)
+
+// hexLen is the length of an id in hex.
+const hexLen = 2 * len(ID{})
+
+// Parse decodes 24 hex characters, in either case. The error, which wraps
+// ErrInvalidID, says what is wrong: the length, or the first bad character
+// and its index.
+func Parse(s string) (ID, error) { return parse(s) }
+
+// MustParse is like Parse but panics on error. It is for constants in tests
+// and examples.
+func MustParse(s string) ID {
+	id, err := parse(s)
+	if err != nil {
+		panic(fmt.Errorf("objectid.MustParse(%q): %w", s, err))
+	}
+	return id
+}
+
+// parse is the one hex decoder behind Parse, UnmarshalText and UnmarshalJSON.
+// It is generic so that neither a string nor a []byte is copied to call it.
+func parse[T string | []byte](s T) (ID, error) {
+	var id ID
+	if len(s) != hexLen {
+		return Nil, fmt.Errorf("%w: length %d, want %d hex characters", ErrInvalidID, len(s), hexLen)
+	}
+	for i := range id {
+		hi, lo := hexValue[s[2*i]], hexValue[s[2*i+1]]
+		if hi|lo > 0x0f {
+			bad := 2 * i
+			if hi <= 0x0f {
+				bad++
+			}
+			return Nil, badChar(string(s[bad:]), bad)
+		}
+		id[i] = hi<<4 | lo
+	}
+	return id, nil
+}
+
+// badChar describes the character starting rest, at index i of the input.
+func badChar(rest string, i int) error {
+	r, size := utf8.DecodeRuneInString(rest)
+	if r == utf8.RuneError && size <= 1 {
+		return fmt.Errorf("%w: invalid byte %#02x at index %d", ErrInvalidID, rest[0], i)
+	}
+	return fmt.Errorf("%w: invalid character %q at index %d", ErrInvalidID, r, i)
+}
+
+// hexValue maps a byte to its value as a hex digit, or 0xff if it is not one.
+var hexValue = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, c := range "0123456789abcdef" {
+		t[c] = byte(i)
+	}
+	for i, c := range "ABCDEF" {
+		t[c] = byte(10 + i)
+	}
+	return t
+}()
+
+// FromBytes returns the id whose 12 bytes are b.
+func FromBytes(b []byte) (ID, error) {
+	if len(b) != len(ID{}) {
+		return Nil, fmt.Errorf("%w: %d bytes, want %d", ErrInvalidID, len(b), len(ID{}))
+	}
+	return ID(b), nil
+}
+
+// FromObjectID converts the driver's ObjectID; the bytes are the same.
+func FromObjectID(oid bson.ObjectID) ID { return ID(oid) }
+
+// ObjectID converts id to the driver's ObjectID; the bytes are the same.
+func (id ID) ObjectID() bson.ObjectID { return bson.ObjectID(id) }
+
+// Hex returns id as 24 lowercase hex characters.
+func (id ID) Hex() string {
+	var buf [hexLen]byte
+	hex.Encode(buf[:], id[:])
+	return string(buf[:])
+}
+
+// String returns id.Hex(), so that %v and %s print the hex form.
+func (id ID) String() string { return id.Hex() }
+
+// AppendHex appends the 24 lowercase hex characters of id to dst. It does not
+// allocate when dst has room.
+func (id ID) AppendHex(dst []byte) []byte { return hex.AppendEncode(dst, id[:]) }
+
+// MarshalText returns id.Hex() as bytes. ID is therefore usable as a JSON
+// object key.
+func (id ID) MarshalText() ([]byte, error) { return id.AppendHex(make([]byte, 0, hexLen)), nil }
+
+// UnmarshalText decodes 24 hex characters, like Parse.
+func (id *ID) UnmarshalText(b []byte) error {
+	v, err := parse(b)
+	if err != nil {
+		return err
+	}
+	*id = v
+	return nil
+}
+
+// MarshalJSON returns id as a JSON string of 24 lowercase hex characters.
+func (id ID) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, hexLen+2)
+	b = append(b, '"')
+	b = id.AppendHex(b)
+	return append(b, '"'), nil
+}
+
+// UnmarshalJSON decodes a JSON string of 24 hex characters, or MongoDB
+// extended JSON, {"$oid": "<24 hex characters>"}. A JSON null leaves id
+// unchanged, as encoding/json does for other types.
+func (id *ID) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	var s string
+	switch {
+	case string(b) == "null":
+		return nil
+	case len(b) == hexLen+2 && b[0] == '"' && b[len(b)-1] == '"':
+		// The usual form; an escape here could only shorten the string
+		// below 24 characters, so reading it raw gives the right verdict.
+		return id.UnmarshalText(b[1 : len(b)-1])
+	case len(b) > 0 && b[0] == '"':
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidID, err)
+		}
+	case len(b) > 0 && b[0] == '{':
+		var ext map[string]string
+		if err := json.Unmarshal(b, &ext); err != nil {
+			return fmt.Errorf("%w: extended JSON: %w", ErrInvalidID, err)
+		}
+		var ok bool
+		if s, ok = ext["$oid"]; !ok || len(ext) != 1 {
+			return fmt.Errorf(`%w: extended JSON: want exactly one key, "$oid"`, ErrInvalidID)
+		}
+	default:
+		return fmt.Errorf(`%w: want a JSON string or {"$oid": "<hex>"}`, ErrInvalidID)
+	}
+	v, err := parse(s)
+	if err != nil {
+		return err
+	}
+	*id = v
+	return nil
+}
+
+// MarshalBSONValue stores id as a BSON ObjectId (type 0x07), so that an ID
+// field and a bson.ObjectID field are stored alike.
+func (id ID) MarshalBSONValue() (byte, []byte, error) {
+	return byte(bson.TypeObjectID), bytes.Clone(id[:]), nil
+}
+
+// UnmarshalBSONValue decodes a BSON ObjectId. Like the driver's ObjectID, it
+// also takes a string of 24 hex characters, and turns null and undefined into
+// Nil.
+func (id *ID) UnmarshalBSONValue(typ byte, data []byte) error {
+	switch t := bson.Type(typ); t {
+	case bson.TypeObjectID:
+		v, err := FromBytes(data)
+		if err != nil {
+			return fmt.Errorf("BSON ObjectId: %w", err)
+		}
+		*id = v
+	case bson.TypeString:
+		// int32 length, including the trailing NUL, then the bytes and NUL.
+		if len(data) < 5 || int(binary.LittleEndian.Uint32(data)) != len(data)-4 || data[len(data)-1] != 0 {
+			return fmt.Errorf("%w: malformed BSON string", ErrInvalidID)
+		}
+		v, err := parse(data[4 : len(data)-1])
+		if err != nil {
+			return fmt.Errorf("BSON string: %w", err)
+		}
+		*id = v
+	case bson.TypeNull, bson.TypeUndefined:
+		*id = Nil
+	default:
+		return fmt.Errorf("%w: cannot decode BSON %s", ErrInvalidID, t)
+	}
+	return nil
+}
