@@ -1,0 +1,240 @@
+package counters
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"time"
+)
+
+// A reserveFunc reserves n values of name in one round trip and returns the last.
+// The values are last-n+1 … last.
+type reserveFunc func(ctx context.Context, name string, n int64) (last int64, err error)
+
+// A coalescer merges concurrent reservations for the same name into one write at a
+// time. The package comment describes its behaviour. It is separate from Counter so
+// that tests can give it a fake reserveFunc.
+//
+// Each name with callers pending or in flight has a queue and one flusher
+// goroutine. The flusher runs the writes one after another and exits when the
+// queue is empty. It removes the queue in the same critical section, so a name is
+// either absent or has exactly one flusher.
+type coalescer struct {
+	reserve reserveFunc
+	timeout time.Duration // deadline for a batch with a caller that has none
+	batched func(callers int, values int64)
+
+	mu     sync.Mutex
+	queues map[string]*queue
+	wg     sync.WaitGroup // running flushers
+
+	// queued, if not nil, is called after a caller has joined name's queue. It is a
+	// hook for tests, so they can know the arrival order without sleeping.
+	queued func(name string)
+}
+
+func newCoalescer(reserve reserveFunc, timeout time.Duration, batched func(int, int64)) *coalescer {
+	return &coalescer{
+		reserve: reserve,
+		timeout: timeout,
+		batched: batched,
+		queues:  make(map[string]*queue),
+	}
+}
+
+// A queue holds the callers of one name that have not joined a write yet.
+type queue struct {
+	waiting []*waiter // in arrival order; guarded by coalescer.mu
+}
+
+// A waiter is one caller.
+type waiter struct {
+	ctx   context.Context
+	n     int64
+	batch *batch       // the write it joined, or nil; guarded by coalescer.mu
+	done  chan outcome // buffered, so that the flusher never blocks on a caller who left
+}
+
+type outcome struct {
+	r   Range
+	err error
+}
+
+// A batch is one write and the callers it serves.
+type batch struct {
+	waiters []*waiter
+	sum     int64
+	ctx     context.Context
+	cancel  context.CancelFunc
+	present int // callers still waiting for the result; guarded by coalescer.mu
+}
+
+// do reserves n values of name, sharing a write with concurrent callers.
+func (c *coalescer) do(ctx context.Context, name string, n int64) (Range, error) {
+	if err := ctx.Err(); err != nil {
+		return Range{}, err
+	}
+	w := &waiter{ctx: ctx, n: n, done: make(chan outcome, 1)}
+	c.mu.Lock()
+	q, ok := c.queues[name]
+	if !ok {
+		q = &queue{}
+		c.queues[name] = q
+		c.wg.Add(1)
+		go c.flush(name, q)
+	}
+	q.waiting = append(q.waiting, w)
+	c.mu.Unlock()
+	if c.queued != nil {
+		c.queued(name)
+	}
+
+	select {
+	case o := <-w.done:
+		return o.r, o.err
+	case <-ctx.Done():
+	}
+	c.leave(q, w)
+	select {
+	case o := <-w.done:
+		// The write finished while we were leaving. Take the values rather than
+		// leave a gap.
+		return o.r, o.err
+	default:
+		return Range{}, ctx.Err()
+	}
+}
+
+// leave takes a caller who has stopped waiting out of its queue. If it has already
+// joined a write, leave cancels that write once no caller of it is left.
+func (c *coalescer) leave(q *queue, w *waiter) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if b := w.batch; b != nil {
+		b.present--
+		if b.present == 0 {
+			b.cancel()
+		}
+		return
+	}
+	for i, x := range q.waiting {
+		if x == w {
+			q.waiting = append(q.waiting[:i], q.waiting[i+1:]...)
+			return
+		}
+	}
+}
+
+// flush runs name's writes, one after another, until nobody is waiting.
+func (c *coalescer) flush(name string, q *queue) {
+	defer c.wg.Done()
+	for {
+		b := c.next(name, q)
+		if b == nil {
+			return
+		}
+		c.write(name, b)
+	}
+}
+
+// next forms the next batch from name's waiting callers, in arrival order. If no
+// caller is waiting, it removes the queue and returns nil.
+func (c *coalescer) next(name string, q *queue) *batch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := &batch{}
+	taken := 0
+	for _, w := range q.waiting {
+		if w.ctx.Err() != nil {
+			// Its caller is leaving. Drop it now so that it reserves nothing.
+			taken++
+			continue
+		}
+		if b.sum > math.MaxInt64-w.n {
+			break // the sum would overflow, so it waits for the next batch
+		}
+		b.sum += w.n
+		b.waiters = append(b.waiters, w)
+		taken++
+	}
+	if rest := q.waiting[taken:]; len(rest) > 0 {
+		q.waiting = append([]*waiter(nil), rest...)
+	} else {
+		q.waiting = nil
+	}
+	if len(b.waiters) == 0 {
+		delete(c.queues, name)
+		return nil
+	}
+	c.start(b)
+	return b
+}
+
+// start gives b its context and makes its callers members of it. c.mu must be held.
+//
+// The context has no cancellation from any single caller, so no caller can fail the
+// others. Its deadline is the latest among the callers. A caller without a deadline
+// counts as now+timeout. Waiting any longer helps nobody. leave cancels the
+// context once every caller has gone.
+func (c *coalescer) start(b *batch) {
+	var deadline time.Time
+	unbounded := false
+	for _, w := range b.waiters {
+		if d, ok := w.ctx.Deadline(); ok {
+			if d.After(deadline) {
+				deadline = d
+			}
+		} else {
+			unbounded = true
+		}
+		w.batch = b
+	}
+	if d := time.Now().Add(c.timeout); unbounded && d.After(deadline) {
+		deadline = d
+	}
+	b.ctx, b.cancel = context.WithDeadline(context.WithoutCancel(b.waiters[0].ctx), deadline)
+	b.present = len(b.waiters)
+}
+
+// write runs b's write and hands every caller its share of the result.
+func (c *coalescer) write(name string, b *batch) {
+	last, err := c.reserve(b.ctx, name, b.sum)
+	b.cancel()
+	if errors.Is(err, ErrExhausted) && len(b.waiters) > 1 {
+		// The batch as a whole does not fit, but its first callers may. Serve them
+		// one at a time, still in arrival order.
+		for _, w := range b.waiters {
+			if single := c.alone(w); single != nil {
+				c.write(name, single)
+			}
+		}
+		return
+	}
+	if err != nil {
+		for _, w := range b.waiters {
+			w.done <- outcome{err: err}
+		}
+		return
+	}
+	if c.batched != nil {
+		c.batched(len(b.waiters), b.sum)
+	}
+	first := last - b.sum + 1
+	for _, w := range b.waiters {
+		w.done <- outcome{r: Range{First: first, Last: first + w.n - 1}}
+		first += w.n
+	}
+}
+
+// alone moves w into a batch of its own, or returns nil if w's caller has gone.
+func (c *coalescer) alone(w *waiter) *batch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w.ctx.Err() != nil {
+		return nil
+	}
+	b := &batch{waiters: []*waiter{w}, sum: w.n}
+	c.start(b)
+	return b
+}

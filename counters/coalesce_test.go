@@ -1,0 +1,420 @@
+package counters
+
+import (
+	"context"
+	"errors"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeWrite is one write that the fake store holds until the test releases it.
+type fakeWrite struct {
+	ctx     context.Context
+	name    string
+	n       int64
+	release chan error // nil lets the write apply; an error fails it
+}
+
+// fakeStore is a reserveFunc over in-memory counters. If writes is not nil, every
+// write announces itself there and waits for the test, so tests can hold a write
+// open without sleeping.
+type fakeStore struct {
+	writes chan *fakeWrite
+
+	mu          sync.Mutex
+	seq         map[string]int64
+	inflight    map[string]int
+	maxInflight int
+	calls       int
+}
+
+func newFakeStore(hold bool) *fakeStore {
+	f := &fakeStore{seq: map[string]int64{}, inflight: map[string]int{}}
+	if hold {
+		f.writes = make(chan *fakeWrite)
+	}
+	return f
+}
+
+func (f *fakeStore) reserve(ctx context.Context, name string, n int64) (int64, error) {
+	f.mu.Lock()
+	f.calls++
+	f.inflight[name]++
+	f.maxInflight = max(f.maxInflight, f.inflight[name])
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.inflight[name]--
+		f.mu.Unlock()
+	}()
+
+	if f.writes != nil {
+		w := &fakeWrite{ctx: ctx, name: name, n: n, release: make(chan error)}
+		f.writes <- w
+		select {
+		case err := <-w.release:
+			if err != nil {
+				return 0, err
+			}
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	} else {
+		runtime.Gosched() // let other callers pile up behind this write
+	}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.seq[name] > math.MaxInt64-n {
+		return 0, ErrExhausted
+	}
+	f.seq[name] += n
+	return f.seq[name], nil
+}
+
+// call is one caller's result.
+type call struct {
+	r   Range
+	err error
+}
+
+// harness runs callers against a coalescer and knows when each has joined its queue.
+type harness struct {
+	t      *testing.T
+	c      *coalescer
+	joined chan string
+}
+
+func newHarness(t *testing.T, f *fakeStore) *harness {
+	h := &harness{t: t, c: newCoalescer(f.reserve, time.Minute, nil), joined: make(chan string, 1)}
+	h.c.queued = func(name string) { h.joined <- name }
+	t.Cleanup(func() { h.drained() })
+	return h
+}
+
+// start runs one caller and returns once it has joined the queue for name.
+func (h *harness) start(ctx context.Context, name string, n int64) <-chan call {
+	out := make(chan call, 1)
+	go func() {
+		r, err := h.c.do(ctx, name, n)
+		out <- call{r, err}
+	}()
+	<-h.joined
+	return out
+}
+
+// drained checks that no flusher goroutine and no per-name state is left.
+func (h *harness) drained() {
+	h.t.Helper()
+	h.c.wg.Wait()
+	h.c.mu.Lock()
+	defer h.c.mu.Unlock()
+	if len(h.c.queues) != 0 {
+		h.t.Errorf("%d queues left after all callers returned", len(h.c.queues))
+	}
+}
+
+func expectWrite(t *testing.T, f *fakeStore, n int64) *fakeWrite {
+	t.Helper()
+	w := <-f.writes
+	if w.n != n {
+		t.Fatalf("write of %d values, want %d", w.n, n)
+	}
+	return w
+}
+
+func expectRange(t *testing.T, got call, first, last int64) {
+	t.Helper()
+	if got.err != nil || got.r != (Range{first, last}) {
+		t.Errorf("got %v, %v; want %d…%d", got.r, got.err, first, last)
+	}
+}
+
+func TestCoalescerBatchesInArrivalOrder(t *testing.T) {
+	f := newFakeStore(true)
+	h := newHarness(t, f)
+	var batches [][2]int64
+	h.c.batched = func(callers int, values int64) { batches = append(batches, [2]int64{int64(callers), values}) }
+	ctx := context.Background()
+
+	first := h.start(ctx, "a", 1)
+	w := expectWrite(t, f, 1) // held open while the others arrive
+
+	const callers = 10
+	var outs []<-chan call
+	var sum int64
+	for i := range callers {
+		n := int64(i%3 + 1)
+		sum += n
+		outs = append(outs, h.start(ctx, "a", n))
+	}
+	w.release <- nil
+	expectRange(t, <-first, 1, 1)
+
+	expectWrite(t, f, sum).release <- nil
+	next := int64(2)
+	for i, out := range outs {
+		n := int64(i%3 + 1)
+		expectRange(t, <-out, next, next+n-1)
+		next += n
+	}
+	if want := [][2]int64{{1, 1}, {callers, sum}}; !slices.Equal(batches, want) {
+		t.Errorf("batches (callers, values) = %v, want %v", batches, want)
+	}
+}
+
+func TestCoalescerOneWriteInFlightPerName(t *testing.T) {
+	f := newFakeStore(false)
+	h := newHarness(t, f)
+	h.c.queued = nil
+	const goroutines, perGoroutine = 64, 50
+	names := []string{"a", "b"}
+
+	var mu sync.Mutex
+	got := map[string][]Range{}
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range perGoroutine {
+				name := names[(g+i)%len(names)]
+				r, err := h.c.do(context.Background(), name, int64(i%4+1))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				got[name] = append(got[name], r)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+
+	if f.maxInflight != 1 {
+		t.Errorf("up to %d writes in flight for one name, want 1", f.maxInflight)
+	}
+	calls := 0
+	for name, ranges := range got {
+		calls += len(ranges)
+		slices.SortFunc(ranges, func(a, b Range) int { return int(a.First - b.First) })
+		next := int64(1)
+		for _, r := range ranges {
+			if r.First != next {
+				t.Fatalf("%s: range %v, want it to start at %d (disjoint and gapless)", name, r, next)
+			}
+			next = r.Last + 1
+		}
+		if next-1 != f.seq[name] {
+			t.Errorf("%s: handed out up to %d, store is at %d", name, next-1, f.seq[name])
+		}
+	}
+	t.Logf("%d calls, %d writes", calls, f.calls)
+}
+
+func TestCoalescerNamesDoNotWaitForEachOther(t *testing.T) {
+	f := newFakeStore(true)
+	h := newHarness(t, f)
+	ctx := context.Background()
+
+	a := h.start(ctx, "a", 1)
+	wa := expectWrite(t, f, 1)
+	b := h.start(ctx, "b", 1)
+	wb := expectWrite(t, f, 1) // arrives while a's write is still open
+	wb.release <- nil
+	expectRange(t, <-b, 1, 1)
+	wa.release <- nil
+	expectRange(t, <-a, 1, 1)
+}
+
+func TestCoalescerWaiterLeavesBeforeItsWrite(t *testing.T) {
+	f := newFakeStore(true)
+	h := newHarness(t, f)
+	ctx := context.Background()
+
+	x := h.start(ctx, "a", 1)
+	wx := expectWrite(t, f, 1)
+	leaving, leave := context.WithCancel(ctx)
+	a := h.start(leaving, "a", 5)
+	b := h.start(ctx, "a", 2)
+
+	leave()
+	if got := <-a; !errors.Is(got.err, context.Canceled) {
+		t.Fatalf("leaving caller got %v, %v; want context.Canceled", got.r, got.err)
+	}
+	wx.release <- nil
+	expectRange(t, <-x, 1, 1)
+	expectWrite(t, f, 2).release <- nil // a reserved nothing
+	expectRange(t, <-b, 2, 3)
+}
+
+func TestCoalescerWaiterLeavesDuringItsWrite(t *testing.T) {
+	f := newFakeStore(true)
+	h := newHarness(t, f)
+	ctx := context.Background()
+
+	x := h.start(ctx, "a", 1)
+	wx := expectWrite(t, f, 1)
+	leaving, leave := context.WithCancel(ctx)
+	a := h.start(leaving, "a", 5)
+	b := h.start(ctx, "a", 2)
+	wx.release <- nil
+	expectRange(t, <-x, 1, 1)
+
+	w := expectWrite(t, f, 7) // a and b together
+	leave()
+	if got := <-a; !errors.Is(got.err, context.Canceled) {
+		t.Fatalf("leaving caller got %v, %v; want context.Canceled", got.r, got.err)
+	}
+	if err := w.ctx.Err(); err != nil {
+		t.Fatalf("one caller leaving cancelled the batch write: %v", err)
+	}
+	w.release <- nil
+	expectRange(t, <-b, 7, 8) // 2…6 were a's, and are lost
+}
+
+func TestCoalescerWriteCancelledWhenEveryCallerLeft(t *testing.T) {
+	f := newFakeStore(true)
+	h := newHarness(t, f)
+
+	leaving, leave := context.WithCancel(context.Background())
+	a := h.start(leaving, "a", 1)
+	w := expectWrite(t, f, 1)
+	leave()
+	if got := <-a; !errors.Is(got.err, context.Canceled) {
+		t.Fatalf("got %v, %v; want context.Canceled", got.r, got.err)
+	}
+	<-w.ctx.Done() // the fake returns on its own now; drained() checks the flusher ended
+}
+
+func TestCoalescerErrorsFanOut(t *testing.T) {
+	f := newFakeStore(true)
+	h := newHarness(t, f)
+	ctx := context.Background()
+
+	x := h.start(ctx, "a", 1)
+	wx := expectWrite(t, f, 1)
+	outs := []<-chan call{h.start(ctx, "a", 1), h.start(ctx, "a", 2), h.start(ctx, "a", 3)}
+	wx.release <- nil
+	<-x
+
+	boom := errors.New("boom")
+	expectWrite(t, f, 6).release <- boom
+	for i, out := range outs {
+		if got := <-out; !errors.Is(got.err, boom) {
+			t.Errorf("caller %d got %v, %v; want the batch's error", i, got.r, got.err)
+		}
+	}
+
+	// The name recovers: the next caller gets a fresh write.
+	y := h.start(ctx, "a", 1)
+	expectWrite(t, f, 1).release <- nil
+	expectRange(t, <-y, 2, 2)
+}
+
+func TestCoalescerBatchDeadline(t *testing.T) {
+	f := newFakeStore(true)
+	h := newHarness(t, f)
+	base := context.Background()
+	now := time.Now()
+
+	x := h.start(base, "a", 1)
+	wx := expectWrite(t, f, 1)
+	if d, ok := wx.ctx.Deadline(); !ok || d.Before(now.Add(time.Minute)) {
+		t.Errorf("caller without deadline: batch deadline %v, %v; want now+timeout", d, ok)
+	}
+	early, cancel1 := context.WithDeadline(base, now.Add(time.Hour))
+	defer cancel1()
+	late, cancel2 := context.WithDeadline(base, now.Add(2*time.Hour))
+	defer cancel2()
+	a := h.start(early, "a", 1)
+	b := h.start(late, "a", 1)
+	wx.release <- nil
+	<-x
+
+	w := expectWrite(t, f, 2)
+	if d, _ := w.ctx.Deadline(); !d.Equal(now.Add(2 * time.Hour)) {
+		t.Errorf("batch deadline %v, want the latest caller's, %v", d, now.Add(2*time.Hour))
+	}
+	w.release <- nil
+	expectRange(t, <-a, 2, 2)
+	expectRange(t, <-b, 3, 3)
+}
+
+func TestCoalescerExhaustedBatchServesCallersThatFit(t *testing.T) {
+	f := newFakeStore(true)
+	f.seq["a"] = math.MaxInt64 - 3
+	h := newHarness(t, f)
+	ctx := context.Background()
+
+	x := h.start(ctx, "a", 1)
+	wx := expectWrite(t, f, 1)
+	a := h.start(ctx, "a", 1)
+	b := h.start(ctx, "a", 2)
+	c := h.start(ctx, "a", 1)
+	wx.release <- nil
+	expectRange(t, <-x, math.MaxInt64-2, math.MaxInt64-2)
+
+	expectWrite(t, f, 4).release <- nil // 2 left: the batch does not fit
+	expectWrite(t, f, 1).release <- nil
+	expectWrite(t, f, 2).release <- nil
+	expectWrite(t, f, 1).release <- nil
+	expectRange(t, <-a, math.MaxInt64-1, math.MaxInt64-1)
+	if got := <-b; !errors.Is(got.err, ErrExhausted) {
+		t.Errorf("caller of 2 got %v, %v; want ErrExhausted", got.r, got.err)
+	}
+	expectRange(t, <-c, math.MaxInt64, math.MaxInt64)
+}
+
+func TestCoalescerSumNeverOverflows(t *testing.T) {
+	f := newFakeStore(true)
+	h := newHarness(t, f)
+	ctx := context.Background()
+
+	x := h.start(ctx, "a", 1)
+	wx := expectWrite(t, f, 1)
+	huge := h.start(ctx, "a", math.MaxInt64)
+	one := h.start(ctx, "a", 1)
+	wx.release <- nil
+	expectRange(t, <-x, 1, 1)
+
+	expectWrite(t, f, math.MaxInt64).release <- nil // alone: adding 1 would overflow
+	if got := <-huge; !errors.Is(got.err, ErrExhausted) {
+		t.Errorf("got %v, %v; want ErrExhausted", got.r, got.err)
+	}
+	expectWrite(t, f, 1).release <- nil
+	expectRange(t, <-one, 2, 2)
+}
+
+func TestCoalescerDoneContext(t *testing.T) {
+	f := newFakeStore(true)
+	h := newHarness(t, f)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := h.c.do(ctx, "a", 1); !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled without a write", err)
+	}
+}
+
+// BenchmarkCoalescer measures the coalescer's own overhead, over a store that
+// answers at once, and how many callers a write serves, with 16 callers per CPU.
+func BenchmarkCoalescer(b *testing.B) {
+	f := newFakeStore(false)
+	c := newCoalescer(f.reserve, time.Minute, nil)
+	b.ReportAllocs()
+	b.SetParallelism(16)
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			if _, err := c.do(ctx, "a", 1); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	c.wg.Wait()
+	b.ReportMetric(float64(b.N)/float64(f.calls), "callers/write")
+}

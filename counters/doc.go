@@ -1,0 +1,129 @@
+// Package counters hands out monotonic integer sequences stored in MongoDB, for
+// applications that want small ordered keys rather than ObjectIds.
+//
+// Two strategies implement Sequencer. They keep different records, so they suit
+// different loads.
+//
+// # Counter: one document per sequence
+//
+// Counter (StrategyCounter) keeps {_id: name, seq: last} in the "counters" collection
+// and reserves n values with one findAndModify:
+//
+//	filter  {_id: name, seq: {$lte: MaxInt64 - n}}
+//	update  {$inc: {seq: n}}      upsert, return the new document
+//
+// The caller gets seq-n+1 … seq. The server applies the $inc atomically, so callers
+// in any number of processes get disjoint ranges. A new name starts at 1 because the
+// first $inc upserts {_id: name, seq: n}.
+//
+// When several clients create a name at the same moment, their upserts race, and
+// the server may answer some of the losers with a duplicate key error (E11000).
+// Counter then reads the document and tries again, at most Options.MaxRetries
+// times, with jittered backoff. Past that bound it returns ErrContention. Other
+// errors are returned as they are.
+//
+// The $lte bound turns exhaustion into an error, not an overflow. If fewer than n
+// values remain, the filter matches nothing. The upsert then tries to insert a
+// second document with the same _id and collides. The read that follows finds the
+// sequence full, and Counter returns ErrExhausted. A sequence never wraps and never
+// goes negative. It can end exactly at math.MaxInt64.
+//
+// # Optimistic: the document is the record
+//
+// Optimistic (StrategyOptimistic) is the manual's "optimistic loop". It reads
+// max(_id) and inserts max+1. On E11000, another writer took that value, so it
+// reads again and retries, bounded by the same rule as Counter. Insert uses the loop
+// to number an application's own documents. It needs no second collection, and no
+// counter document has to be kept in step: the value is the document's key. For
+// named sequences, Next inserts one ledger document per value,
+// {_id: value, issuedAt: date}, into the collection "seq_<name>". That ledger
+// records when each value was issued.
+//
+// The loop has two costs. First, it does not scale. Every value costs a read and an
+// insert, and concurrent writers collide and retry. So throughput falls as writers
+// are added, and enough of them get ErrContention. Second, the maximum document is
+// the only record. If that document is deleted, its value is handed out again.
+//
+// So the choice is:
+//
+//   - Counter for sequences that many writers share, and for reserving ranges (NextN).
+//   - Optimistic for low-rate inserts, where a gapless integer _id in the document
+//     itself matters more than throughput, and only when the document with the
+//     highest _id is never deleted. Optimistic reserves one value per call: NextN
+//     with n > 1 returns ErrInvalidCount.
+//
+// # Coalescing (Counter)
+//
+// Within one Counter, concurrent Next and NextN calls for the same name are
+// coalesced. A process should share one Counter per database, so below "process"
+// means that Counter. While a write for a name is in flight, new callers wait.
+// When the write completes, every caller that queued meanwhile is served by the
+// next write. That write reserves the sum of their counts with one $inc and gives
+// each caller its own sub-range, in arrival order. At most one write per name is
+// in flight per process. A busy name therefore costs one round trip per batch, not
+// one per caller. Each process hands out values for a name that are unique,
+// gapless and strictly increasing in completion order.
+//
+// A caller whose context ends stops waiting at once:
+//
+//   - If it had not yet joined a write, it leaves the queue and reserves nothing.
+//   - If its write was already sent, the write goes on for the other callers and
+//     this caller's values are lost. They become a gap in the sequence.
+//
+// One caller's cancellation must not fail the rest of its batch. So the batch write
+// runs on context.WithoutCancel of the first caller's context, which keeps its
+// values. That context gets its own deadline: the latest deadline among the batch's
+// callers, or now+Options.WriteTimeout if a caller has none and that is later. A
+// later deadline would help nobody, because every caller would have stopped
+// waiting. The write is cancelled once every caller in the batch has given up. An
+// error from the write goes to every caller in the batch.
+//
+// A batch never asks for more than math.MaxInt64 values in total. Callers that would
+// push the sum past that wait for the next batch. If a batch asks for more values
+// than remain, its callers are served one at a time, so that those that still fit
+// get their values and only the rest get ErrExhausted.
+//
+// Per-name state exists only while a name has a write pending or in flight. The
+// name's queue and its goroutine go away as soon as the queue is empty, so idle
+// names cost nothing. Options.NoCoalesce turns coalescing off: each call then makes
+// its own round trip on the caller's context. This is meant for benchmarks and for
+// operators who want to compare the two modes.
+//
+// # Durability
+//
+// Every write uses write concern majority unless Options.WriteConcern says
+// otherwise. With w:1 the primary acknowledges a write before any secondary has it.
+// If the primary fails over at that point, the new primary never saw the $inc.
+// The write is rolled back when the old primary rejoins, and the same numbers are
+// handed out a second time. With majority, the write is acknowledged only once a
+// majority of the set has it, so any failover that keeps a majority keeps the write.
+//
+// Retryable writes, the driver's default on replica sets, resend a findAndModify
+// once after a network error or failover, under the same transaction number. The
+// server applies it at most once and returns the original result. So a client that
+// sees an error may leave a gap, because its write may have been applied, but it
+// never gets a duplicate. On a standalone server there is no replication, and
+// majority means the same as w:1.
+//
+// # Guarantees
+//
+// Values are unique across processes and clients, given a server that applies
+// findAndModify atomically and majority writes. mongod does. FerretDB 1.x, the dev
+// store, does not: concurrent $inc on one document lose updates there. On the dev
+// store a single coalescing Counter is safe, because it has one write per name in
+// flight, but NoCoalesce or several processes hand out duplicates. Optimistic
+// relies only on the unique _id index and is safe on both. There is one
+// exception: Set with force can move a sequence backwards on purpose, and then it
+// hands out values again. Gaps are possible. They come from a caller that gave up
+// after its write was sent, from an error after the server had applied the write,
+// and from Set moving forward.
+//
+// # Errors
+//
+// Every error names the operation and the sequence, for example
+// `counters: next "orders": sequence exhausted`. It wraps at most one of the
+// package's sentinel errors, so errors.Is works. Trouble reaching the backend wraps
+// ErrUnavailable as well as the driver's error. That covers a context that ended
+// while waiting for the server, timeouts, network errors, server selection failures
+// and a disconnected client.
+package counters

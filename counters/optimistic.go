@@ -1,0 +1,272 @@
+package counters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// Optimistic is the "optimistic" strategy. It inserts max(_id)+1 and retries on a
+// duplicate key, either into an application's collection (Insert) or into a
+// sequence's ledger collection LedgerPrefix+name (Next). See the package comment
+// for when it fits.
+type Optimistic struct {
+	db         *mongo.Database
+	collOpts   *options.CollectionOptionsBuilder
+	maxRetries int
+	observer   Observer
+	now        func() time.Time
+}
+
+var _ Sequencer = (*Optimistic)(nil)
+
+// NewOptimistic returns an Optimistic that works in db.
+func NewOptimistic(db *mongo.Database, opts Options) *Optimistic {
+	opts = opts.withDefaults()
+	return &Optimistic{
+		db:         db,
+		collOpts:   opts.collectionOptions(),
+		maxRetries: opts.MaxRetries,
+		observer:   opts.Observer,
+		now:        time.Now,
+	}
+}
+
+// ledgerEntry is one value that a sequence handed out. Set marks an entry that Set
+// wrote and no caller received.
+type ledgerEntry struct {
+	Value    int64     `bson:"_id"`
+	IssuedAt time.Time `bson:"issuedAt"`
+	Set      bool      `bson:"set,omitempty"`
+}
+
+// Strategy returns StrategyOptimistic.
+func (o *Optimistic) Strategy() string { return StrategyOptimistic }
+
+// Insert inserts doc into collection with _id set to the collection's largest
+// integer _id plus one (1 in an empty collection), and returns that _id.
+//
+// doc may be anything that marshals to a BSON document: bson.D, bson.M, a struct or
+// a pointer to one. Insert replaces any _id that doc has and leaves doc itself
+// unchanged. Only numeric _ids of 0 or more count towards the maximum, so the
+// collection may also hold documents with other _ids. collection must be a valid
+// sequence name; otherwise the error wraps ErrInvalidName. If doc is not a
+// document, the error wraps ErrInvalidValue.
+func (o *Optimistic) Insert(ctx context.Context, collection string, doc any) (int64, error) {
+	if !ValidName(collection) {
+		return 0, invalidName("insert into", collection)
+	}
+	elems, err := documentElements(doc)
+	if err != nil {
+		return 0, fmt.Errorf("counters: insert into %q: %w: %w", collection, ErrInvalidValue, err)
+	}
+	withID := make(bson.D, 1, len(elems)+1)
+	withID[0].Key = "_id"
+	for _, e := range elems {
+		if e.Key() != "_id" {
+			withID = append(withID, bson.E{Key: e.Key(), Value: e.Value()})
+		}
+	}
+	coll := o.db.Collection(collection, o.collOpts)
+	id, err := o.insertNext(ctx, coll, func(id int64) any {
+		withID[0].Value = id
+		return withID
+	})
+	return id, wrap(err, "insert into", collection)
+}
+
+// documentElements marshals doc and returns its elements. They are raw values, so
+// every type survives the copy exactly.
+func documentElements(doc any) ([]bson.RawElement, error) {
+	raw, err := bson.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return bson.Raw(raw).Elements()
+}
+
+// insertNext is the optimistic loop: insert build(max+1) into coll, and on a
+// duplicate key read the maximum again and retry.
+func (o *Optimistic) insertNext(ctx context.Context, coll *mongo.Collection, build func(id int64) any) (int64, error) {
+	last, _, err := maxID(ctx, coll)
+	if err != nil {
+		return 0, err
+	}
+	for attempt := 0; ; attempt++ {
+		if last == math.MaxInt64 {
+			return 0, fmt.Errorf("%w: at %d", ErrExhausted, last)
+		}
+		id := last + 1
+		_, err := coll.InsertOne(ctx, build(id))
+		if err == nil {
+			return id, nil
+		}
+		if !mongo.IsDuplicateKeyError(err) {
+			return 0, err
+		}
+		dupErr := err
+		if last, _, err = maxID(ctx, coll); err != nil {
+			return 0, err
+		}
+		if last < id {
+			// Nobody holds id, so the duplicate key is in another unique index of
+			// the application's. Retrying would not help.
+			return 0, dupErr
+		}
+		if attempt >= o.maxRetries {
+			return 0, fmt.Errorf("%w: %d duplicate key retries", ErrContention, attempt)
+		}
+		o.observer.Retry(StrategyOptimistic)
+		if err := backoff(ctx, attempt); err != nil {
+			return 0, err
+		}
+	}
+}
+
+var maxIDOptions = options.FindOne().
+	SetSort(bson.D{{Key: "_id", Value: -1}}).
+	SetProjection(bson.D{{Key: "_id", Value: 1}})
+
+// maxID returns the largest numeric _id of 0 or more in coll. found is false if
+// there is none, and max is then 0. The range filter matches numbers only (MongoDB
+// compares values of one type class), so ObjectIds or strings in an application's
+// collection do not count.
+func maxID(ctx context.Context, coll *mongo.Collection) (max int64, found bool, err error) {
+	var doc struct {
+		ID int64 `bson:"_id"`
+	}
+	err = coll.FindOne(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$gte", Value: int64(0)}}}}, maxIDOptions).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	return doc.ID, true, nil
+}
+
+func (o *Optimistic) ledger(name string) *mongo.Collection {
+	return o.db.Collection(LedgerPrefix+name, o.collOpts)
+}
+
+// Next inserts the next ledger entry of name and returns its value.
+func (o *Optimistic) Next(ctx context.Context, name string) (int64, error) {
+	if !ValidName(name) {
+		return 0, invalidName("next", name)
+	}
+	v, err := o.insertNext(ctx, o.ledger(name), func(id int64) any {
+		return ledgerEntry{Value: id, IssuedAt: o.now()}
+	})
+	return v, wrap(err, "next", name)
+}
+
+// NextN reserves one value when n is 1. The ledger holds one document per value,
+// so for any other n it returns ErrInvalidCount.
+func (o *Optimistic) NextN(ctx context.Context, name string, n int64) (Range, error) {
+	if !ValidName(name) {
+		return Range{}, invalidName("next", name)
+	}
+	if n != 1 {
+		return Range{}, fmt.Errorf("counters: next %d of %q: %w (the %s strategy reserves one value at a time)",
+			n, name, ErrInvalidCount, StrategyOptimistic)
+	}
+	v, err := o.Next(ctx, name)
+	return Range{First: v, Last: v}, err
+}
+
+// Current returns the largest value in name's ledger.
+func (o *Optimistic) Current(ctx context.Context, name string) (int64, error) {
+	if !ValidName(name) {
+		return 0, invalidName("current", name)
+	}
+	v, found, err := maxID(ctx, o.ledger(name))
+	if err == nil && !found {
+		err = ErrNotFound
+	}
+	return v, wrap(err, "current", name)
+}
+
+// Set moves name to value. Moving forward inserts a ledger entry with _id value,
+// marked set: true. Setting the current value does nothing. Moving backwards with
+// force deletes the ledger entries above value, so the ledger no longer records
+// that those values were issued, and they will be issued again.
+func (o *Optimistic) Set(ctx context.Context, name string, value int64, force bool) error {
+	if !ValidName(name) {
+		return invalidName("set", name)
+	}
+	if value < 0 {
+		return fmt.Errorf("counters: set %q to %d: %w", name, value, ErrInvalidValue)
+	}
+	return wrap(o.set(ctx, name, value, force), "set", name)
+}
+
+func (o *Optimistic) set(ctx context.Context, name string, value int64, force bool) error {
+	coll := o.ledger(name)
+	mark := ledgerEntry{Value: value, IssuedAt: o.now(), Set: true}
+	for attempt := 0; ; attempt++ {
+		cur, found, err := maxID(ctx, coll)
+		if err != nil {
+			return err
+		}
+		switch {
+		case found && cur == value:
+			return nil
+		case found && cur > value && !force:
+			return fmt.Errorf("%w: at %d, asked for %d", ErrBackwards, cur, value)
+		case found && cur > value:
+			above := bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: value}}}}
+			if _, err := coll.DeleteMany(ctx, above); err != nil {
+				return err
+			}
+			_, err := coll.InsertOne(ctx, mark)
+			if mongo.IsDuplicateKeyError(err) {
+				return nil // value itself was issued and stays in the ledger
+			}
+			return err
+		}
+		_, err = coll.InsertOne(ctx, mark)
+		if !mongo.IsDuplicateKeyError(err) {
+			return err
+		}
+		// A concurrent Next issued value. Look again: we are either there or past it.
+		if attempt >= o.maxRetries {
+			return fmt.Errorf("%w: %d duplicate key retries", ErrContention, attempt)
+		}
+		o.observer.Retry(StrategyOptimistic)
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
+
+// List returns every sequence with a non-empty ledger, ordered by name.
+func (o *Optimistic) List(ctx context.Context) ([]Sequence, error) {
+	names, err := o.db.ListCollectionNames(ctx, bson.D{})
+	if err != nil {
+		return nil, wrap(err, "list", "")
+	}
+	slices.Sort(names)
+	seqs := []Sequence{}
+	for _, coll := range names {
+		name, ok := strings.CutPrefix(coll, LedgerPrefix)
+		if !ok || !ValidName(name) {
+			continue
+		}
+		v, found, err := maxID(ctx, o.db.Collection(coll))
+		if err != nil {
+			return nil, wrap(err, "list", "")
+		}
+		if found {
+			seqs = append(seqs, Sequence{Name: name, Value: v})
+		}
+	}
+	return seqs, nil
+}

@@ -1,0 +1,89 @@
+package counters
+
+import (
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
+)
+
+// Defaults for the zero Options.
+const (
+	DefaultCollection   = "counters"
+	DefaultMaxRetries   = 20
+	DefaultWriteTimeout = 10 * time.Second
+
+	// LedgerPrefix starts the name of an Optimistic sequence's ledger collection.
+	LedgerPrefix = "seq_"
+)
+
+// Observer is told about retries and writes, for metrics. The HTTP layer implements
+// it with Prometheus, so that this package does not depend on it. Its methods are
+// called from many goroutines at once and must not block.
+type Observer interface {
+	// Retry is called for every retry that a duplicate key error (E11000) causes.
+	Retry(strategy string)
+	// Batch is called for every successful Counter write. callers is the number of
+	// Next/NextN calls it served, and values is the number of values it reserved.
+	Batch(callers int, values int64)
+}
+
+// Options configure a strategy. The zero value gives the defaults.
+type Options struct {
+	// Collection is the Counter's collection of counter documents. The default is
+	// DefaultCollection. Optimistic ignores it: its ledgers are LedgerPrefix+name.
+	Collection string
+
+	// WriteConcern applies to every write either strategy makes. The default is
+	// majority. The package comment explains why w:1 can hand out duplicates.
+	WriteConcern *writeconcern.WriteConcern
+
+	// NoCoalesce gives every Counter call its own round trip. This is meant for
+	// benchmarks and operators; see the package comment.
+	NoCoalesce bool
+
+	// MaxRetries bounds the retries after duplicate key errors in one call. Past the
+	// bound the call returns ErrContention. 0 means DefaultMaxRetries, and a
+	// negative value means no retries.
+	MaxRetries int
+
+	// WriteTimeout bounds a coalesced Counter write when one of its callers has no
+	// deadline. The write runs on a context that no single caller can cancel, so
+	// it needs a bound of its own. 0 means DefaultWriteTimeout.
+	WriteTimeout time.Duration
+
+	// Observer, if not nil, is told about retries and batches.
+	Observer Observer
+}
+
+// withDefaults returns o with the zero fields replaced by their defaults.
+func (o Options) withDefaults() Options {
+	if o.Collection == "" {
+		o.Collection = DefaultCollection
+	}
+	if o.WriteConcern == nil {
+		o.WriteConcern = writeconcern.Majority()
+	}
+	switch {
+	case o.MaxRetries == 0:
+		o.MaxRetries = DefaultMaxRetries
+	case o.MaxRetries < 0:
+		o.MaxRetries = 0
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.Observer == nil {
+		o.Observer = nopObserver{}
+	}
+	return o
+}
+
+func (o Options) collectionOptions() *options.CollectionOptionsBuilder {
+	return options.Collection().SetWriteConcern(o.WriteConcern)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Retry(string)     {}
+func (nopObserver) Batch(int, int64) {}

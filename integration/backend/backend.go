@@ -1,0 +1,279 @@
+//go:build integration
+
+// Package backend chooses the MongoDB server for an integration test run and gives
+// each test a database of its own on it.
+//
+// Open tries these in order and uses the first that works:
+//
+//  1. MONGODB_URI, if it is set. The server is not started or stopped.
+//  2. A mongo:8.0 single-node replica set ("rs0") in Docker, through
+//     testcontainers-go. This is tried only if the Docker engine answers within
+//     DockerProbeTimeout; a docker CLI without an engine is skipped quickly.
+//  3. The dev store (package devstore): FerretDB on SQLite, built from
+//     cmd/devstore and run from a temporary directory.
+//
+// A TestMain opens one Backend for the whole package, and tests call Database.
+// Some tests need guarantees that FerretDB does not give; they skip on it with
+// SkipIfFerretDB and say why.
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+	"github.com/testcontainers/testcontainers-go/modules/mongodb"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/seqd/seqd/integration/devstore"
+)
+
+// Kinds of backend.
+const (
+	KindURI      = "MONGODB_URI"
+	KindDocker   = "mongo:8.0 replica set (testcontainers)"
+	KindDevStore = "dev store (FerretDB on SQLite)"
+)
+
+// DockerProbeTimeout bounds the check for a Docker engine.
+const DockerProbeTimeout = 3 * time.Second
+
+// A Backend is the server that a test run uses.
+type Backend struct {
+	Kind     string        // KindURI, KindDocker or KindDevStore
+	URI      string        // connection string; clients should add SetDirect(Direct)
+	Direct   bool          // connect directly, not by replica set discovery
+	Client   *mongo.Client // shared by the tests
+	Version  string        // the server's buildInfo version
+	FerretDB bool          // the server is FerretDB
+
+	stop func(context.Context) error
+}
+
+// Open chooses and starts a backend. logf reports the choice and why the earlier
+// options were passed over; it may be nil.
+func Open(ctx context.Context, logf func(format string, args ...any)) (*Backend, error) {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	if uri := os.Getenv("MONGODB_URI"); uri != "" {
+		return connect(ctx, &Backend{Kind: KindURI, URI: uri})
+	}
+
+	probe := time.Now()
+	if err := dockerHealthy(ctx); err != nil {
+		logf("backend: no Docker (%v, after %v); using the dev store",
+			firstLine(err), time.Since(probe).Round(time.Microsecond))
+	} else {
+		b, err := startDocker(ctx)
+		if err == nil {
+			return b, nil
+		}
+		logf("backend: Docker answers, but mongo:8.0 did not start (%v); using the dev store", err)
+	}
+	return startDevStore(ctx)
+}
+
+// Close disconnects the shared client and stops what Open started.
+func (b *Backend) Close(ctx context.Context) error {
+	err := b.Client.Disconnect(ctx)
+	if b.stop != nil {
+		err = errors.Join(err, b.stop(ctx))
+	}
+	return err
+}
+
+// String describes the backend in one line.
+func (b *Backend) String() string {
+	s := fmt.Sprintf("%s, server version %s", b.Kind, b.Version)
+	if b.FerretDB {
+		s += ", FerretDB"
+	}
+	return s
+}
+
+// NewClient returns a client of its own, with its own connection pool, as a
+// separate process would have. It is disconnected when tb ends.
+func (b *Backend) NewClient(tb testing.TB) *mongo.Client {
+	tb.Helper()
+	c, err := mongo.Connect(b.clientOptions())
+	if err != nil {
+		tb.Fatalf("connect to %s: %v", b.Kind, err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c.Disconnect(ctx)
+	})
+	return c
+}
+
+var databases atomic.Int64
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_]+`)
+
+// DatabaseName returns a database name unique to this run and recognisable as tb's.
+func DatabaseName(tb testing.TB) string {
+	name := fmt.Sprintf("it%d_%d_%s", os.Getpid()%100000, databases.Add(1),
+		unsafeChars.ReplaceAllString(tb.Name(), "_"))
+	return name[:min(len(name), 63)]
+}
+
+// Database returns a new database for tb on the shared client. It is dropped when
+// tb ends. Clients from NewClient can open it by its name.
+func (b *Backend) Database(tb testing.TB) *mongo.Database {
+	tb.Helper()
+	db := b.Client.Database(DatabaseName(tb))
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := db.Drop(ctx); err != nil {
+			tb.Errorf("drop database %s: %v", db.Name(), err)
+		}
+	})
+	return db
+}
+
+// SkipIfFerretDB skips tb on FerretDB, giving why.
+func (b *Backend) SkipIfFerretDB(tb testing.TB, why string) {
+	tb.Helper()
+	if b.FerretDB {
+		tb.Skipf("skipped on FerretDB: %s", why)
+	}
+}
+
+func (b *Backend) clientOptions() *options.ClientOptions {
+	return options.Client().ApplyURI(b.URI).SetDirect(b.Direct)
+}
+
+// connect gives b its shared client and learns what server it is.
+func connect(ctx context.Context, b *Backend) (*Backend, error) {
+	client, err := mongo.Connect(b.clientOptions())
+	if err != nil {
+		return nil, fmt.Errorf("backend: connect to %s: %w", b.Kind, err)
+	}
+	var info bson.M
+	if err := client.Database("admin").RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err != nil {
+		client.Disconnect(ctx)
+		return nil, fmt.Errorf("backend: buildInfo on %s: %w", b.Kind, err)
+	}
+	b.Client = client
+	b.Version, _ = info["version"].(string)
+	b.FerretDB = isFerretDB(info)
+	return b, nil
+}
+
+// isFerretDB reports whether a buildInfo reply comes from FerretDB. FerretDB adds
+// its own fields (v1.24: ferretdbVersion and ferretdbFeatures), and mongod has no
+// field with that prefix.
+func isFerretDB(buildInfo bson.M) bool {
+	for k := range buildInfo {
+		if strings.HasPrefix(strings.ToLower(k), "ferretdb") {
+			return true
+		}
+	}
+	return false
+}
+
+// dockerHealthy asks the Docker engine for its info, within DockerProbeTimeout.
+// testcontainers panics when it finds no Docker host at all, so the probe runs in
+// a goroutine that recovers. The probe's context ends at the timeout, so the
+// goroutine ends then too.
+func dockerHealthy(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, DockerProbeTimeout)
+	defer cancel()
+	quiet := tclog.Default()
+	tclog.SetDefault(discard{})
+	defer tclog.SetDefault(quiet)
+
+	errc := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				errc <- fmt.Errorf("%v", r)
+			}
+		}()
+		p, err := testcontainers.ProviderDocker.GetProvider()
+		if err != nil {
+			errc <- err
+			return
+		}
+		errc <- p.Health(ctx)
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+type discard struct{}
+
+func (discard) Printf(string, ...any) {}
+
+func startDocker(ctx context.Context) (*Backend, error) {
+	ctr, err := mongodb.Run(ctx, "mongo:8.0", mongodb.WithReplicaSet("rs0"))
+	if err != nil {
+		testcontainers.TerminateContainer(ctr)
+		return nil, err
+	}
+	uri, err := ctr.ConnectionString(ctx)
+	if err != nil {
+		testcontainers.TerminateContainer(ctr)
+		return nil, err
+	}
+	b, err := connect(ctx, &Backend{Kind: KindDocker, URI: uri, Direct: true})
+	if err != nil {
+		testcontainers.TerminateContainer(ctr)
+		return nil, err
+	}
+	b.stop = func(context.Context) error { return testcontainers.TerminateContainer(ctr) }
+	return b, nil
+}
+
+func startDevStore(ctx context.Context) (*Backend, error) {
+	bin, err := devstore.Build(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("backend: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "seqd-devstore-data-")
+	if err != nil {
+		devstore.Clean()
+		return nil, fmt.Errorf("backend: %w", err)
+	}
+	cleanup := func(ctx context.Context, srv *devstore.Server) error {
+		var err error
+		if srv != nil {
+			err = srv.Stop(ctx)
+		}
+		return errors.Join(err, os.RemoveAll(dir), devstore.Clean())
+	}
+	srv, err := devstore.Start(ctx, bin, dir)
+	if err != nil {
+		cleanup(ctx, nil)
+		return nil, fmt.Errorf("backend: %w", err)
+	}
+	b, err := connect(ctx, &Backend{Kind: KindDevStore, URI: srv.URI(), Direct: true})
+	if err != nil {
+		cleanup(ctx, srv)
+		return nil, err
+	}
+	b.stop = func(ctx context.Context) error { return cleanup(ctx, srv) }
+	return b, nil
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}

@@ -1,0 +1,222 @@
+//go:build integration
+
+package integration
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/seqd/seqd/counters"
+)
+
+// Many goroutines of one process on one name: every value exactly once, and each
+// goroutine sees its own values increase.
+func TestCounterManyCallersOneProcess(t *testing.T) {
+	for _, st := range strategies[:2] {
+		t.Run(st.name, func(t *testing.T) {
+			skipUnlessAtomic(t, st)
+			ctx := testContext(t)
+			obs := &observer{}
+			s := st.new(be.Database(t), counters.Options{Observer: obs})
+
+			const goroutines, perGoroutine = 64, 200
+			all := make([][]int64, goroutines)
+			var wg sync.WaitGroup
+			for g := range goroutines {
+				wg.Go(func() {
+					for range perGoroutine {
+						v, err := s.Next(ctx, "hot")
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						all[g] = append(all[g], v)
+					}
+				})
+			}
+			wg.Wait()
+
+			var values []int64
+			for g, vs := range all {
+				if !slices.IsSorted(vs) {
+					t.Errorf("goroutine %d saw its values go down", g)
+				}
+				values = append(values, vs...)
+			}
+			checkExactly(t, values, goroutines*perGoroutine)
+			mustCurrent(t, s, "hot", goroutines*perGoroutine)
+			t.Logf("%d calls served by %d writes", obs.callers.Load(), obs.batches.Load())
+		})
+	}
+}
+
+// NextN from many goroutines: the ranges are disjoint and together contiguous.
+func TestCounterNextNRanges(t *testing.T) {
+	for _, st := range strategies[:2] {
+		t.Run(st.name, func(t *testing.T) {
+			skipUnlessAtomic(t, st)
+			ctx := testContext(t)
+			s := st.new(be.Database(t), counters.Options{})
+
+			const goroutines, perGoroutine = 16, 50
+			var mu sync.Mutex
+			var ranges []counters.Range
+			var wg sync.WaitGroup
+			for g := range goroutines {
+				wg.Go(func() {
+					for i := range perGoroutine {
+						n := int64((g+i)%7 + 1)
+						r, err := s.NextN(ctx, "blocks", n)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if r.Count() != n {
+							t.Errorf("NextN(%d) = %v", n, r)
+						}
+						mu.Lock()
+						ranges = append(ranges, r)
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+
+			slices.SortFunc(ranges, func(a, b counters.Range) int { return int(a.First - b.First) })
+			next := int64(1)
+			for _, r := range ranges {
+				if r.First != next {
+					t.Fatalf("range %v: want it to start at %d (disjoint and contiguous)", r, next)
+				}
+				next = r.Last + 1
+			}
+			mustCurrent(t, s, "blocks", next-1)
+		})
+	}
+}
+
+// Racing first calls on new names, one Counter each, as separate processes would
+// have. Losers of the upsert race get E11000 and must retry. mongod may settle the
+// race itself (as a write conflict that it retries), so the test counts retries
+// rather than demanding them there.
+func TestCounterUpsertRace(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	obs := &observer{}
+	const racers, maxRounds = 16, 30
+
+	procs := make([]*counters.Counter, racers)
+	for i := range procs {
+		procs[i] = counters.NewCounter(db, counters.Options{Observer: obs})
+	}
+	mustNext(t, procs[0], "warm-up", 1) // creates the collection outside the race
+
+	rounds, duplicates := 0, 0
+	for rounds < maxRounds && (rounds < 5 || obs.retries.Load() == 0) {
+		name := fmt.Sprintf("fresh-%d", rounds)
+		rounds++
+		gate := make(chan struct{})
+		values := make([]int64, racers)
+		var wg sync.WaitGroup
+		for i, c := range procs {
+			wg.Go(func() {
+				<-gate
+				v, err := c.Next(ctx, name)
+				if err != nil {
+					t.Errorf("racer %d: %v", i, err)
+				}
+				values[i] = v
+			})
+		}
+		close(gate)
+		wg.Wait()
+
+		if be.FerretDB {
+			// Lost updates make duplicates, but no value can exceed the number of
+			// $inc operations, and none may be missing its retry (an error above).
+			for _, v := range values {
+				if v < 1 || v > racers {
+					t.Errorf("%s: value %d outside 1…%d", name, v, racers)
+				}
+			}
+			slices.Sort(values)
+			if n := len(slices.Compact(slices.Clone(values))); n < racers {
+				duplicates++
+				t.Logf("FerretDB, %s: %s (its findAndModify is not atomic)", name, describeDuplicates(values))
+			}
+			continue
+		}
+		checkExactly(t, values, racers)
+	}
+
+	retries := obs.retries.Load()
+	t.Logf("%s: %d rounds of %d racers, %d E11000 retries", be.Kind, rounds, racers, retries)
+	switch {
+	case be.FerretDB && retries == 0:
+		t.Errorf("FerretDB gave no E11000 in %d upsert races; it did in earlier runs", rounds)
+	case be.FerretDB:
+		t.Logf("FerretDB answers the upsert race with E11000; the losers retried and got values. "+
+			"%d of %d rounds handed out duplicates, from its non-atomic findAndModify, not from the race", duplicates, rounds)
+	case retries == 0:
+		t.Logf("no E11000 in %d upsert races: the server settled every race itself, "+
+			"so the retry path ran only in TestCounterRetryBound", rounds)
+	}
+}
+
+// A counter document without seq never matches the reservation filter, so every
+// upsert collides with it. That makes the retry path and its bound deterministic:
+// MaxRetries retries, each reported to the Observer, then ErrContention.
+func TestCounterRetryBound(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	if _, err := db.Collection(counters.DefaultCollection).InsertOne(ctx, bson.D{{Key: "_id", Value: "broken"}}); err != nil {
+		t.Fatal(err)
+	}
+	obs := &observer{}
+	c := counters.NewCounter(db, counters.Options{MaxRetries: 3, Observer: obs, NoCoalesce: true})
+	if v, err := c.Next(ctx, "broken"); !errors.Is(err, counters.ErrContention) {
+		t.Fatalf("Next = %d, %v; want ErrContention", v, err)
+	}
+	if got := obs.retries.Load(); got != 3 {
+		t.Errorf("%d retries reported, want 3", got)
+	}
+}
+
+// Independent clients, each with its own connection pool like separate processes,
+// hammer one name. Half of them coalesce, half do not. No value may repeat.
+func TestCounterIndependentClients(t *testing.T) {
+	be.SkipIfFerretDB(t, "its findAndModify is not atomic across clients "+
+		"(32 clients × 200 $inc handed out duplicates), so this would only measure that")
+	ctx := testContext(t)
+	name := be.Database(t).Name()
+
+	const clients, goroutines, perGoroutine = 4, 8, 100
+	var mu sync.Mutex
+	var values []int64
+	var wg sync.WaitGroup
+	for i := range clients {
+		db := be.NewClient(t).Database(name)
+		c := counters.NewCounter(db, counters.Options{NoCoalesce: i%2 == 1})
+		for range goroutines {
+			wg.Go(func() {
+				for range perGoroutine {
+					v, err := c.Next(ctx, "shared")
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					values = append(values, v)
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	checkExactly(t, values, clients*goroutines*perGoroutine)
+}

@@ -1,0 +1,74 @@
+//go:build integration
+
+// The integration suite runs seqd against a real server: MONGODB_URI, a mongo:8.0
+// replica set in Docker, or the dev store, whichever package backend finds first.
+//
+//	go test -race -tags integration -count=1 ./integration/...
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seqd/seqd/counters"
+	"github.com/seqd/seqd/integration/backend"
+)
+
+// be is the backend for every test in the package, chosen in TestMain.
+var be *backend.Backend
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	start := time.Now()
+	b, err := backend.Open(ctx, logf)
+	cancel()
+	if err != nil {
+		logf("integration: no backend: %v", err)
+		return 1
+	}
+	be = b
+	logf("integration: backend: %s (ready in %v)", b, time.Since(start).Round(time.Millisecond))
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := b.Close(ctx); err != nil {
+			logf("integration: closing the backend: %v", err)
+		}
+	}()
+	return m.Run()
+}
+
+// testContext returns a context for one test: it ends with the test, or after a
+// minute, so that a hung server fails the test instead of the whole run.
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// observer counts what a strategy reports through counters.Observer.
+type observer struct {
+	retries atomic.Int64
+	batches atomic.Int64
+	callers atomic.Int64
+	values  atomic.Int64
+}
+
+func (o *observer) Retry(string) { o.retries.Add(1) }
+
+func (o *observer) Batch(callers int, values int64) {
+	o.batches.Add(1)
+	o.callers.Add(int64(callers))
+	o.values.Add(values)
+}
+
+var _ counters.Observer = (*observer)(nil)
