@@ -1,8 +1,12 @@
 GO ?= go
+SHELL := bash
+# Where `make run` starts the development store when MONGODB_URI is not set.
+DEVSTORE_ADDR ?= 127.0.0.1:27017
 
-.PHONY: test unit integration bench vet
+.PHONY: test unit integration vet bench run build devstore
 
-# Everything CI runs: unit tests with the race detector, then the integration suite.
+# Everything CI runs: vet, unit tests with the race detector, then the integration
+# suite (which starts its own development store).
 test: vet unit integration
 
 vet:
@@ -17,3 +21,25 @@ integration:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./objectid/
+
+build:
+	$(GO) build -o bin/seqd ./cmd/seqd
+
+# The development store: FerretDB on SQLite, built from its own module in cmd/devstore.
+devstore:
+	cd cmd/devstore && $(GO) build -o ../../bin/devstore .
+
+# Serve the API in the foreground. Without MONGODB_URI it starts the development
+# store (data under ./data) next to seqd; Ctrl-C stops both.
+run: build
+	@if [ -n "$$MONGODB_URI" ]; then exec bin/seqd; fi; \
+	$(MAKE) --no-print-directory devstore || exit 1; \
+	bin/devstore -listen $(DEVSTORE_ADDR) -dir data & ds=$$!; \
+	trap 'kill $$ds 2>/dev/null; wait $$ds 2>/dev/null' EXIT; \
+	trap 'exit 130' INT TERM; \
+	for i in $$(seq 100); do \
+		kill -0 $$ds 2>/dev/null || { echo "make run: the development store did not start (is $(DEVSTORE_ADDR) in use? set DEVSTORE_ADDR)" >&2; exit 1; }; \
+		(exec 3<>/dev/tcp/$${DEVSTORE_ADDR%:*}/$${DEVSTORE_ADDR##*:}) 2>/dev/null && break; \
+		sleep 0.1; \
+	done; \
+	MONGODB_URI=mongodb://$(DEVSTORE_ADDR)/ bin/seqd

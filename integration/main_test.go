@@ -16,6 +16,7 @@ import (
 
 	"github.com/seqd/seqd/counters"
 	"github.com/seqd/seqd/integration/backend"
+	"github.com/seqd/seqd/integration/proc"
 )
 
 // be is the backend for every test in the package, chosen in TestMain.
@@ -44,6 +45,7 @@ func runSuite(m *testing.M) int {
 			logf("integration: closing the backend: %v", err)
 		}
 	}()
+	defer proc.Clean()
 	return m.Run()
 }
 

@@ -249,7 +249,6 @@ func startDevStore(ctx context.Context) (*Backend, error) {
 	}
 	dir, err := os.MkdirTemp("", "seqd-devstore-data-")
 	if err != nil {
-		devstore.Clean()
 		return nil, fmt.Errorf("backend: %w", err)
 	}
 	cleanup := func(ctx context.Context, srv *devstore.Server) error {
@@ -257,7 +256,7 @@ func startDevStore(ctx context.Context) (*Backend, error) {
 		if srv != nil {
 			err = srv.Stop(ctx)
 		}
-		return errors.Join(err, os.RemoveAll(dir), devstore.Clean())
+		return errors.Join(err, os.RemoveAll(dir))
 	}
 	srv, err := devstore.Start(ctx, bin, dir)
 	if err != nil {

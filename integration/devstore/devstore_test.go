@@ -13,32 +13,22 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/seqd/seqd/integration/proc"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	Clean()
+	proc.Clean()
 	os.Exit(code)
 }
 
-func TestListenWatch(t *testing.T) {
-	w := &listenWatch{addr: make(chan string, 1)}
-	for _, chunk := range []string{"starting\nlisten", "ing on 127.0.0.1:4", "242\nlistening on ignored\n"} {
-		if n, err := w.Write([]byte(chunk)); n != len(chunk) || err != nil {
-			t.Fatalf("Write = %d, %v", n, err)
-		}
+func TestListeningOn(t *testing.T) {
+	if addr, ok := listeningOn([]byte("listening on 127.0.0.1:4242")); !ok || addr != "127.0.0.1:4242" {
+		t.Errorf("listeningOn = %q, %v", addr, ok)
 	}
-	if got := <-w.addr; got != "127.0.0.1:4242" {
-		t.Errorf("address %q, want 127.0.0.1:4242", got)
-	}
-}
-
-func TestTail(t *testing.T) {
-	tl := &tail{max: 4}
-	tl.Write([]byte("abc"))
-	tl.Write([]byte("defg"))
-	if got := tl.String(); got != "defg" {
-		t.Errorf("tail %q, want %q", got, "defg")
+	if _, ok := listeningOn([]byte("2026/11/21 INFO Listening on TCP 127.0.0.1:4242...")); ok {
+		t.Error("FerretDB's own log line taken for the ready line")
 	}
 }
 

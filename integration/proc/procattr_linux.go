@@ -1,6 +1,6 @@
 //go:build integration && linux
 
-package devstore
+package proc
 
 import "syscall"
 

@@ -1,0 +1,234 @@
+// Command seqd serves unique keys for MongoDB applications over HTTP: ObjectIds and
+// monotonic integer sequences stored in MongoDB.
+//
+//	MONGODB_URI=mongodb://localhost:27017 seqd --addr 127.0.0.1:8080
+//
+// Every flag has an environment variable; a flag given on the command line wins.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
+
+	"github.com/seqd/seqd/counters"
+	"github.com/seqd/seqd/httpapi"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "seqd:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	addr, uri, db, strategy, logLevel string
+	timeout, shutdownTimeout          time.Duration
+	tokens                            []string
+	adminToken                        string
+	noCoalesce                        bool
+	rateLimit                         float64
+	rateBurst                         int
+}
+
+// parseConfig reads flags, falling back to environment variables, then to defaults.
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("seqd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	env := func(key, def string) string {
+		if v := getenv(key); v != "" {
+			return v
+		}
+		return def
+	}
+	fs.StringVar(&c.addr, "addr", env("SEQD_ADDR", "127.0.0.1:8080"), "listen address (SEQD_ADDR)")
+	fs.StringVar(&c.uri, "mongodb-uri", env("MONGODB_URI", ""), "MongoDB connection string (MONGODB_URI)")
+	fs.StringVar(&c.db, "db", env("SEQD_DB", "seqd"), "database name (SEQD_DB)")
+	fs.StringVar(&c.strategy, "strategy", env("SEQD_STRATEGY", counters.StrategyCounter), "default sequence strategy: counter or optimistic (SEQD_STRATEGY)")
+	var tokens, tokensFile, adminFile, rateLimit, rateBurst string
+	fs.StringVar(&tokens, "tokens", env("SEQD_TOKENS", ""), "comma-separated client tokens; when set, /oid and /seq need one (SEQD_TOKENS)")
+	fs.StringVar(&tokensFile, "tokens-file", env("SEQD_TOKENS_FILE", ""), "file of client tokens, one a line, # comments; adds to --tokens (SEQD_TOKENS_FILE)")
+	fs.StringVar(&c.adminToken, "admin-token", env("SEQD_ADMIN_TOKEN", ""), "admin token; PUT /seq/{name} is disabled without it (SEQD_ADMIN_TOKEN)")
+	fs.StringVar(&adminFile, "admin-token-file", env("SEQD_ADMIN_TOKEN_FILE", ""), "file holding the admin token (SEQD_ADMIN_TOKEN_FILE)")
+	fs.StringVar(&rateLimit, "rate-limit", env("SEQD_RATE_LIMIT", "0"), "requests a second each client (token, else address) may make on /oid and /seq; 0 is no limit (SEQD_RATE_LIMIT)")
+	fs.StringVar(&rateBurst, "rate-burst", env("SEQD_RATE_BURST", "0"), "requests a client may make at once above the rate; 0 means one second's worth (SEQD_RATE_BURST)")
+	fs.StringVar(&c.logLevel, "log-level", env("SEQD_LOG_LEVEL", "info"), "debug, info, warn or error; successful requests are logged at debug (SEQD_LOG_LEVEL)")
+	var timeout, shutdown, noCoalesce string
+	fs.StringVar(&timeout, "timeout", env("SEQD_TIMEOUT", "2s"), "per-request backend deadline (SEQD_TIMEOUT)")
+	fs.StringVar(&shutdown, "shutdown-timeout", env("SEQD_SHUTDOWN_TIMEOUT", "10s"), "how long in-flight requests may take to finish on shutdown (SEQD_SHUTDOWN_TIMEOUT)")
+	fs.StringVar(&noCoalesce, "no-coalesce", env("SEQD_NO_COALESCE", "false"), "one backend write per sequence request instead of merging concurrent ones (SEQD_NO_COALESCE)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	var err error
+	if c.timeout, err = positiveDuration("timeout", timeout); err != nil {
+		return c, err
+	}
+	if c.shutdownTimeout, err = positiveDuration("shutdown-timeout", shutdown); err != nil {
+		return c, err
+	}
+	if c.noCoalesce, err = strconv.ParseBool(noCoalesce); err != nil {
+		return c, fmt.Errorf("no-coalesce must be true or false, got %q", noCoalesce)
+	}
+	if c.rateLimit, err = strconv.ParseFloat(rateLimit, 64); err != nil || c.rateLimit < 0 {
+		return c, fmt.Errorf("rate-limit must be a number of requests a second, 0 or more, got %q", rateLimit)
+	}
+	if c.rateBurst, err = strconv.Atoi(rateBurst); err != nil || c.rateBurst < 0 {
+		return c, fmt.Errorf("rate-burst must be a whole number, 0 or more, got %q", rateBurst)
+	}
+	for _, t := range strings.Split(tokens, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			c.tokens = append(c.tokens, t)
+		}
+	}
+	if tokensFile != "" {
+		b, err := os.ReadFile(tokensFile)
+		if err != nil {
+			return c, fmt.Errorf("tokens-file: %w", err)
+		}
+		c.tokens = append(c.tokens, tokenLines(string(b))...)
+	}
+	if adminFile != "" {
+		b, err := os.ReadFile(adminFile)
+		if err != nil {
+			return c, fmt.Errorf("admin-token-file: %w", err)
+		}
+		admin := tokenLines(string(b))
+		if len(admin) != 1 {
+			return c, fmt.Errorf("admin-token-file %s: want exactly one token, found %d", adminFile, len(admin))
+		}
+		c.adminToken = admin[0]
+	}
+	if c.strategy != counters.StrategyCounter && c.strategy != counters.StrategyOptimistic {
+		return c, fmt.Errorf("strategy must be %s or %s, got %q", counters.StrategyCounter, counters.StrategyOptimistic, c.strategy)
+	}
+	if c.uri == "" {
+		return c, errors.New("no MongoDB to talk to: set MONGODB_URI (or --mongodb-uri), or run `make run` to start a development store with seqd")
+	}
+	return c, nil
+}
+
+func positiveDuration(name, s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s must be a positive duration such as 2s, got %q", name, s)
+	}
+	return d, nil
+}
+
+// tokenLines reads a token file: one token a line, blank lines and # comments skipped.
+func tokenLines(s string) []string {
+	var out []string
+	for _, t := range strings.Split(s, "\n") {
+		if t = strings.TrimSpace(t); t != "" && !strings.HasPrefix(t, "#") {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// run is seqd: it serves until ctx is done, then lets in-flight requests finish
+// and disconnects from MongoDB.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
+		return fmt.Errorf("log-level: %w", err)
+	}
+	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: level}))
+
+	client, err := mongo.Connect(options.Client().ApplyURI(cfg.uri).SetAppName("seqd"))
+	if err != nil {
+		return fmt.Errorf("mongodb: %w", err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := client.Disconnect(dctx); err != nil {
+			log.Warn("mongodb disconnect", "err", err)
+		}
+	}()
+
+	metrics := httpapi.NewMetrics(nil)
+	db := client.Database(cfg.db)
+	opts := counters.Options{NoCoalesce: cfg.noCoalesce, Observer: metrics}
+	handler, err := httpapi.New(httpapi.Config{
+		Sequencers: map[string]counters.Sequencer{
+			counters.StrategyCounter:    counters.NewCounter(db, opts),
+			counters.StrategyOptimistic: counters.NewOptimistic(db, opts),
+		},
+		DefaultStrategy: cfg.strategy,
+		Ping:            func(ctx context.Context) error { return client.Ping(ctx, readpref.Primary()) },
+		Timeout:         cfg.timeout,
+		Tokens:          cfg.tokens,
+		RateLimit:       cfg.rateLimit,
+		RateBurst:       cfg.rateBurst,
+		AdminToken:      cfg.adminToken,
+		Logger:          log,
+		Metrics:         metrics,
+	})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      cfg.timeout + 10*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.db, "strategy", cfg.strategy,
+		"client_tokens", len(cfg.tokens), "admin", cfg.adminToken != "", "coalesce", !cfg.noCoalesce,
+		"rate_limit", cfg.rateLimit)
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "grace", cfg.shutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	<-served
+	log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envOf(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func TestParseConfigDefaults(t *testing.T) {
+	c, err := parseConfig(nil, envOf("MONGODB_URI", "mongodb://db"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.addr != "127.0.0.1:8080" || c.db != "seqd" || c.timeout != 2*time.Second || c.strategy != "counter" ||
+		c.uri != "mongodb://db" || c.tokens != nil || c.adminToken != "" || c.noCoalesce || c.rateLimit != 0 {
+		t.Errorf("defaults: %+v", c)
+	}
+}
+
+func TestParseConfigFlagBeatsEnv(t *testing.T) {
+	env := envOf("MONGODB_URI", "mongodb://env", "SEQD_ADDR", ":1", "SEQD_TIMEOUT", "5s",
+		"SEQD_TOKENS", "a, b,,c", "SEQD_STRATEGY", "optimistic", "SEQD_NO_COALESCE", "true", "SEQD_RATE_LIMIT", "100")
+	c, err := parseConfig([]string{"--addr", ":2", "--mongodb-uri", "mongodb://flag"}, env, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.addr != ":2" || c.uri != "mongodb://flag" {
+		t.Errorf("flags did not win: addr %q uri %q", c.addr, c.uri)
+	}
+	if c.timeout != 5*time.Second || c.strategy != "optimistic" || !c.noCoalesce || c.rateLimit != 100 ||
+		!slices.Equal(c.tokens, []string{"a", "b", "c"}) {
+		t.Errorf("environment not read: %+v", c)
+	}
+}
+
+func TestParseConfigTokenFiles(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	admin := filepath.Join(dir, "admin")
+	os.WriteFile(tokens, []byte("# clients\nt1\n\n  t2  \n"), 0o600)
+	os.WriteFile(admin, []byte("root-token\n"), 0o600)
+	c, err := parseConfig([]string{"--tokens", "t0", "--tokens-file", tokens, "--admin-token-file", admin},
+		envOf("MONGODB_URI", "mongodb://db"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.tokens, []string{"t0", "t1", "t2"}) || c.adminToken != "root-token" {
+		t.Errorf("tokens %q admin %q", c.tokens, c.adminToken)
+	}
+	os.WriteFile(admin, []byte("one\ntwo\n"), 0o600)
+	if _, err := parseConfig([]string{"--admin-token-file", admin}, envOf("MONGODB_URI", "m"), io.Discard); err == nil {
+		t.Error("an admin token file with two tokens was accepted")
+	}
+	if _, err := parseConfig([]string{"--tokens-file", filepath.Join(dir, "missing")}, envOf("MONGODB_URI", "m"), io.Discard); err == nil {
+		t.Error("a missing tokens file was accepted")
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "MONGODB_URI"},
+		{[]string{"--timeout", "0s"}, "timeout"},
+		{[]string{"--timeout", "soon"}, "timeout"},
+		{[]string{"--strategy", "random"}, "strategy"},
+		{[]string{"--no-coalesce", "perhaps"}, "no-coalesce"},
+		{[]string{"--rate-limit", "-1"}, "rate-limit"},
+		{[]string{"--rate-burst", "x"}, "rate-burst"},
+		{[]string{"extra"}, "unexpected"},
+	} {
+		env := envOf("MONGODB_URI", "mongodb://db")
+		if tc.want == "MONGODB_URI" {
+			env = envOf()
+		}
+		_, err := parseConfig(tc.args, env, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err %v, want one naming %s", tc.args, err, tc.want)
+		}
+	}
+	_, err := parseConfig(nil, envOf(), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "make run") {
+		t.Errorf("no URI: %v, want it to point at make run", err)
+	}
+}
+
+// run serves without a reachable backend: /healthz answers, /readyz fails fast with
+// 503, and cancelling the context stops it cleanly. Tokens never reach the log.
+func TestRunServesAndStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logR, logW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		// Port 1 on loopback: nothing listens there, so the backend is down.
+		done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--timeout", "300ms",
+			"--tokens", "secret-client-token", "--admin-token", "secret-admin-token"},
+			envOf("MONGODB_URI", "mongodb://127.0.0.1:1/?connectTimeoutMS=200"), logW, io.Discard)
+		logW.Close()
+	}()
+
+	var logged strings.Builder
+	lines := bufio.NewScanner(logR)
+	var addr string
+	for addr == "" && lines.Scan() {
+		logged.WriteString(lines.Text() + "\n")
+		var entry struct{ Msg, Addr string }
+		if json.Unmarshal(lines.Bytes(), &entry) == nil && entry.Msg == "listening" {
+			addr = entry.Addr
+		}
+	}
+	if addr == "" {
+		t.Fatalf("no listening line; log:\n%s", logged.String())
+	}
+	rest := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(logR)
+		rest <- string(b)
+	}()
+
+	get := func(path string) int {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := get("/healthz"); got != http.StatusOK {
+		t.Errorf("/healthz %d", got)
+	}
+	if got := get("/readyz"); got != http.StatusServiceUnavailable {
+		t.Errorf("/readyz with no backend: %d, want 503", got)
+	}
+	if got := get("/oid"); got != http.StatusUnauthorized {
+		t.Errorf("/oid without a token: %d, want 401", got)
+	}
+
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("run returned %v", err)
+	}
+	logged.WriteString(<-rest)
+	if strings.Contains(logged.String(), "secret-") {
+		t.Errorf("a token reached the log:\n%s", logged.String())
+	}
+	if !strings.Contains(logged.String(), `"msg":"stopped"`) {
+		t.Errorf("no stopped line:\n%s", logged.String())
+	}
+}

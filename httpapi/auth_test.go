@@ -1,0 +1,193 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/seqd/seqd/httpapi"
+)
+
+func TestAuth(t *testing.T) {
+	type check struct {
+		method, target, auth string // auth is the Authorization header, if any
+		status               int
+		code                 string // for errors
+	}
+	put := func(auth string, status int, code string) check {
+		return check{http.MethodPut, "/seq/orders", auth, status, code}
+	}
+	const (
+		client = "Bearer " + clientToken
+		admin  = "Bearer " + adminToken
+	)
+	open := []check{
+		{"GET", "/healthz", "", 200, ""},
+		{"GET", "/readyz", "", 200, ""},
+		{"GET", "/metrics", "", 200, ""},
+		{"GET", "/openapi.json", "", 200, ""},
+		{"GET", "/healthz", "Bearer wrong", 200, ""},
+	}
+	tests := []struct {
+		name   string
+		config []func(*httpapi.Config)
+		checks []check
+	}{
+		{
+			name:   "client and admin tokens",
+			config: []func(*httpapi.Config){withTokens(clientToken, clientToken2), withAdmin(adminToken)},
+			checks: append([]check{
+				{"GET", "/oid", "", 401, "unauthorized"},
+				{"GET", "/oid", "Bearer wrong", 401, "unauthorized"},
+				{"GET", "/oid", "Bearer ", 401, "unauthorized"},
+				{"GET", "/oid", "Bearer", 401, "unauthorized"},
+				{"GET", "/oid", "Basic x", 401, "unauthorized"},
+				{"GET", "/oid", "Basic " + clientToken, 401, "unauthorized"},
+				{"GET", "/oid", clientToken, 401, "unauthorized"},
+				{"GET", "/oid", "Bearer " + clientToken + "x", 401, "unauthorized"},
+				{"GET", "/oid", "Bearer " + clientToken[:len(clientToken)-1], 401, "unauthorized"},
+				{"GET", "/oid", client, 200, ""},
+				{"GET", "/oid", "Bearer " + clientToken2, 200, ""},
+				{"GET", "/oid", "bearer " + clientToken, 200, ""}, // the scheme is case-insensitive
+				{"GET", "/oid", admin, 200, ""},
+				{"GET", "/oid?count=2", "", 401, "unauthorized"},
+				{"GET", "/oid/5a17b9d9ab102555b9c38874", "", 401, "unauthorized"},
+				{"GET", "/oid/5a17b9d9ab102555b9c38874", client, 200, ""},
+				{"GET", "/oid/at/0", "", 401, "unauthorized"},
+				{"GET", "/oid/at/0", client, 200, ""},
+				{"GET", "/seq/orders/next", "", 401, "unauthorized"},
+				{"POST", "/seq/orders/next", "Bearer wrong", 401, "unauthorized"},
+				{"GET", "/seq/orders/next", client, 200, ""},
+				{"POST", "/seq/orders/next", admin, 200, ""},
+				{"GET", "/seq/orders", "", 401, "unauthorized"},
+				{"GET", "/seq/orders", client, 200, ""},
+				{"GET", "/seq", "", 401, "unauthorized"},
+				{"GET", "/seq", client, 200, ""},
+				// Authentication comes before input checks: nothing leaks to strangers.
+				{"GET", "/seq/-bad-/next", "", 401, "unauthorized"},
+				{"GET", "/oid?count=0", "", 401, "unauthorized"},
+				put("", 401, "unauthorized"),
+				put("Bearer wrong", 401, "unauthorized"),
+				put(client, 403, "forbidden"),
+				put(admin, 200, ""),
+			}, open...),
+		},
+		{
+			name:   "client tokens, no admin token",
+			config: []func(*httpapi.Config){withTokens(clientToken)},
+			checks: append([]check{
+				{"GET", "/oid", "", 401, "unauthorized"},
+				{"GET", "/oid", client, 200, ""},
+				put("", 403, "admin_disabled"),
+				put(client, 403, "admin_disabled"),
+				put("Bearer "+adminToken, 403, "admin_disabled"),
+			}, open...),
+		},
+		{
+			name:   "admin token only",
+			config: []func(*httpapi.Config){withAdmin(adminToken)},
+			checks: append([]check{
+				{"GET", "/oid", "", 200, ""},
+				{"GET", "/seq/orders/next", "", 200, ""},
+				{"GET", "/seq/orders/next", "Bearer anything", 200, ""},
+				put("", 401, "unauthorized"),
+				put("Bearer wrong", 401, "unauthorized"),
+				put(admin, 200, ""),
+			}, open...),
+		},
+		{
+			name: "no tokens",
+			checks: append([]check{
+				{"GET", "/oid", "", 200, ""},
+				{"GET", "/seq/orders/next", "", 200, ""},
+				put("", 403, "admin_disabled"),
+				put("Bearer ", 403, "admin_disabled"),
+			}, open...),
+		},
+		{
+			name:   "empty tokens are ignored",
+			config: []func(*httpapi.Config){withTokens("", clientToken)},
+			checks: []check{
+				{"GET", "/oid", "Bearer ", 401, "unauthorized"},
+				{"GET", "/oid", client, 200, ""},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, tt.config...)
+			for _, c := range tt.checks {
+				var body string
+				header := []string{}
+				if c.method == http.MethodPut {
+					body = `{"value":5}`
+					header = append(header, "Content-Type", "application/json")
+				}
+				if c.auth != "" {
+					header = append(header, "Authorization", c.auth)
+				}
+				rec := s.serve(t, newRequest(c.method, c.target, body, header...))
+				if c.code != "" {
+					if rec.Code != c.status {
+						t.Errorf("%s %s with %q: status %d, want %d", c.method, c.target, c.auth, rec.Code, c.status)
+						continue
+					}
+					wantError(t, rec, c.status, c.code)
+				} else if rec.Code != c.status {
+					t.Errorf("%s %s with %q: status %d, want %d; %s", c.method, c.target, c.auth, rec.Code, c.status, rec.Body)
+				}
+			}
+		})
+	}
+}
+
+// TestAuthRefusalsTouchNothing checks that refused requests never reach a sequencer.
+func TestAuthRefusalsTouchNothing(t *testing.T) {
+	s := newServer(t, withTokens(clientToken), withAdmin(adminToken))
+	s.counter.set("orders", 10)
+	reqs := []struct{ method, target, auth string }{
+		{"GET", "/seq/orders/next", ""},
+		{"POST", "/seq/orders/next?count=5", "Bearer nope"},
+		{"PUT", "/seq/orders?force=true", "Bearer " + clientToken},
+		{"PUT", "/seq/orders?force=true", ""},
+	}
+	for _, r := range reqs {
+		header := []string{"Content-Type", "application/json"}
+		if r.auth != "" {
+			header = append(header, "Authorization", r.auth)
+		}
+		rec := s.serve(t, newRequest(r.method, r.target, `{"value":1}`, header...))
+		if rec.Code != http.StatusUnauthorized && rec.Code != http.StatusForbidden {
+			t.Errorf("%s %s with %q: status %d, want 401 or 403", r.method, r.target, r.auth, rec.Code)
+		}
+	}
+	if calls := s.counter.recorded(); len(calls) != 0 {
+		t.Errorf("refused requests reached the sequencer: %+v", calls)
+	}
+	if v, _ := s.counter.value("orders"); v != 10 {
+		t.Errorf("orders = %d after refused requests, want 10", v)
+	}
+}
+
+// TestTokensNotLogged checks that the access log carries the request id and
+// status but never the Authorization header.
+func TestTokensNotLogged(t *testing.T) {
+	s := newServer(t, withTokens(clientToken), withAdmin(adminToken))
+	ok := s.get(t, "/oid", "Authorization", "Bearer "+clientToken)
+	s.get(t, "/oid", "Authorization", "Bearer "+adminToken+"-wrong")
+	s.put(t, "/seq/orders", `{"value":1}`)
+
+	logs := s.logs.String()
+	for _, secret := range []string{clientToken, adminToken} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("the log holds a token:\n%s", logs)
+		}
+	}
+	id := ok.Header().Get("X-Request-Id")
+	if id == "" {
+		t.Fatal("no X-Request-Id on the response")
+	}
+	if !strings.Contains(logs, `"request_id":"`+id+`"`) || !strings.Contains(logs, `"status":401`) {
+		t.Errorf("the log lacks the request id %s or the 401:\n%s", id, logs)
+	}
+}

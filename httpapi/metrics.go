@@ -1,0 +1,121 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo-contrib/echoprometheus"
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/seqd/seqd/counters"
+)
+
+// Metrics holds seqd's Prometheus metrics. It is also the counters.Observer that
+// counts E11000 retries and coalesced batches.
+type Metrics struct {
+	reg            *prometheus.Registry
+	valuesIssued   *prometheus.CounterVec
+	oidsIssued     *prometheus.CounterVec
+	oidsSpec       prometheus.Counter
+	oidsLegacy     prometheus.Counter
+	retries        *prometheus.CounterVec
+	batchCallers   prometheus.Histogram
+	backendErrors  *prometheus.CounterVec
+	httpMiddleware echo.MiddlewareFunc
+}
+
+var _ counters.Observer = (*Metrics)(nil)
+
+// NewMetrics registers seqd's metrics with reg; nil means a fresh registry with the
+// Go and process collectors.
+func NewMetrics(reg *prometheus.Registry) *Metrics {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	m := &Metrics{
+		reg: reg,
+		valuesIssued: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "seqd", Name: "sequence_values_issued_total",
+			Help: "Sequence values handed out, by strategy.",
+		}, []string{"strategy"}),
+		oidsIssued: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "seqd", Name: "oids_issued_total",
+			Help: "ObjectIds handed out, by layout.",
+		}, []string{"layout"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "seqd", Name: "duplicate_key_retries_total",
+			Help: "Writes retried after a duplicate key error (E11000), by strategy.",
+		}, []string{"strategy"}),
+		batchCallers: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "seqd", Name: "coalesced_batch_callers",
+			Help:    "Callers served by one counter write.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 12),
+		}),
+		backendErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "seqd", Name: "backend_errors_total",
+			Help: "Requests that failed on the server side (backend down, contention, internal), by error code.",
+		}, []string{"code"}),
+	}
+	m.oidsSpec = m.oidsIssued.WithLabelValues("spec")
+	m.oidsLegacy = m.oidsIssued.WithLabelValues("legacy")
+	// Create the known series up front so that a scrape shows every metric, at 0,
+	// before the first value, retry or failure.
+	for _, s := range []string{counters.StrategyCounter, counters.StrategyOptimistic} {
+		m.valuesIssued.WithLabelValues(s)
+		m.retries.WithLabelValues(s)
+	}
+	for _, code := range []string{"internal", "unavailable", "contention"} {
+		m.backendErrors.WithLabelValues(code)
+	}
+	reg.MustRegister(m.valuesIssued, m.oidsIssued, m.retries, m.batchCallers, m.backendErrors)
+	m.httpMiddleware = echoprometheus.NewMiddlewareWithConfig(echoprometheus.MiddlewareConfig{
+		Namespace:                 "seqd",
+		Subsystem:                 "http",
+		Registerer:                reg,
+		DoNotUseRequestPathFor404: true,
+		// The Host header is the client's to choose; as a label it would let any
+		// client create unbounded series.
+		LabelFuncs: map[string]echoprometheus.LabelValueFunc{
+			"host": func(echo.Context, error) string { return "" },
+			// So is the method (any token is one): keep the standard ones.
+			"method": methodLabel,
+		},
+	})
+	return m
+}
+
+// methodLabel is the request method if it is a standard one, else "other".
+func methodLabel(c echo.Context, _ error) string {
+	switch m := c.Request().Method; m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+		http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "other"
+}
+
+func (m *Metrics) oidIssued(legacy bool, n int) {
+	if legacy {
+		m.oidsLegacy.Add(float64(n))
+	} else {
+		m.oidsSpec.Add(float64(n))
+	}
+}
+
+func (m *Metrics) valueIssued(strategy string, n int64) {
+	m.valuesIssued.WithLabelValues(strategy).Add(float64(n))
+}
+
+// Retry implements counters.Observer.
+func (m *Metrics) Retry(strategy string) { m.retries.WithLabelValues(strategy).Inc() }
+
+// Batch implements counters.Observer.
+func (m *Metrics) Batch(callers int, values int64) { m.batchCallers.Observe(float64(callers)) }
+
+func (m *Metrics) middleware() echo.MiddlewareFunc { return m.httpMiddleware }
+
+func (m *Metrics) handler() echo.HandlerFunc {
+	return echoprometheus.NewHandlerWithConfig(echoprometheus.HandlerConfig{Gatherer: m.reg})
+}

@@ -1,0 +1,300 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+)
+
+// The statuses the API's specification says each operation can answer, besides
+// the 404, 405 and 500 any request can meet, and the 429 of every rate-limited
+// (/oid and /seq) operation.
+var specStatuses = map[string][]string{
+	"GET /oid":              {"200", "400", "401"},
+	"GET /oid/{hex}":        {"200", "400", "401"},
+	"GET /oid/at/{time}":    {"200", "400", "401"},
+	"GET /seq":              {"200", "400", "401", "503"},
+	"GET /seq/{name}":       {"200", "400", "401", "404", "503"},
+	"PUT /seq/{name}":       {"200", "400", "401", "403", "409", "413", "415", "503"},
+	"GET /seq/{name}/next":  {"200", "400", "401", "409", "503"},
+	"POST /seq/{name}/next": {"200", "400", "401", "409", "503"},
+	"GET /healthz":          {"200"},
+	"GET /readyz":           {"200", "503"},
+	"GET /metrics":          {"200"},
+	"GET /openapi.json":     {"200"},
+}
+
+type apiParameter struct {
+	Ref      string `json:"$ref"`
+	Name     string `json:"name"`
+	In       string `json:"in"`
+	Required bool   `json:"required"`
+	Schema   struct {
+		Type string   `json:"type"`
+		Enum []string `json:"enum"`
+	} `json:"schema"`
+}
+
+type apiOperation struct {
+	Parameters []apiParameter             `json:"parameters"`
+	Responses  map[string]json.RawMessage `json:"responses"`
+	Security   []map[string][]string      `json:"security"`
+}
+
+type apiDoc struct {
+	OpenAPI    string                             `json:"openapi"`
+	Paths      map[string]map[string]apiOperation `json:"paths"`
+	Components struct {
+		Parameters map[string]apiParameter `json:"parameters"`
+	} `json:"components"`
+}
+
+var httpMethods = []string{"get", "put", "post", "delete", "patch", "head", "options", "trace"}
+
+// loadOpenAPI reads openapi.json as the server serves it.
+func loadOpenAPI(t testing.TB) (apiDoc, []byte) {
+	t.Helper()
+	rec := newServer(t).get(t, "/openapi.json")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /openapi.json: status %d", rec.Code)
+	}
+	wantJSONContent(t, "GET /openapi.json", rec)
+	var doc apiDoc
+	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+		t.Fatalf("openapi.json: %v", err)
+	}
+	return doc, rec.Body.Bytes()
+}
+
+// operations lists the documented operations as "METHOD /path".
+func (d apiDoc) operations(t testing.TB) map[string]apiOperation {
+	t.Helper()
+	ops := make(map[string]apiOperation)
+	for path, methods := range d.Paths {
+		for method, op := range methods {
+			if !slices.Contains(httpMethods, method) {
+				t.Errorf("openapi.json: %s has %q, which is not a method", path, method)
+				continue
+			}
+			ops[strings.ToUpper(method)+" "+path] = op
+		}
+	}
+	return ops
+}
+
+// resolve returns p, or the component parameter it refers to.
+func (d apiDoc) resolve(t testing.TB, p apiParameter) apiParameter {
+	t.Helper()
+	if p.Ref == "" {
+		return p
+	}
+	name, ok := strings.CutPrefix(p.Ref, "#/components/parameters/")
+	c, found := d.Components.Parameters[name]
+	if !ok || !found {
+		t.Fatalf("openapi.json: parameter $ref %q does not resolve", p.Ref)
+	}
+	return c
+}
+
+var echoParam = regexp.MustCompile(`:([A-Za-z0-9_]+)`)
+
+// routes lists what Echo registered, as "METHOD /path" with {param} templates.
+func routes(t testing.TB) []string {
+	t.Helper()
+	e, ok := newServer(t).handler.(*echo.Echo)
+	if !ok {
+		t.Fatalf("New returned %T, want *echo.Echo", newServer(t).handler)
+	}
+	var out []string
+	for _, r := range e.Routes() {
+		out = append(out, r.Method+" "+echoParam.ReplaceAllString(r.Path, "{$1}"))
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	doc, _ := loadOpenAPI(t)
+	ops := doc.operations(t)
+	registered := routes(t)
+
+	for _, r := range registered {
+		if _, ok := ops[r]; !ok {
+			t.Errorf("route %s is not in openapi.json", r)
+		}
+		if _, ok := specStatuses[r]; !ok {
+			t.Errorf("route %s is not in the specification this test checks against", r)
+		}
+	}
+	for op := range ops {
+		if !slices.Contains(registered, op) {
+			t.Errorf("openapi.json documents %s, which is not a route", op)
+		}
+	}
+	for op := range specStatuses {
+		if !slices.Contains(registered, op) {
+			t.Errorf("the specification's %s is not a route", op)
+		}
+	}
+}
+
+func TestOpenAPIStatuses(t *testing.T) {
+	doc, _ := loadOpenAPI(t)
+	for name, op := range doc.operations(t) {
+		_, path, _ := strings.Cut(name, " ")
+		want := specStatuses[name]
+		if protected(path) {
+			want = append(slices.Clone(want), "429")
+		}
+		for _, status := range want {
+			if _, ok := op.Responses[status]; !ok {
+				t.Errorf("openapi.json: %s does not list %s", name, status)
+			}
+		}
+		// Open endpoints need no token; the others take one and may answer 401.
+		_, lists401 := op.Responses["401"]
+		if protected(path) != lists401 || protected(path) != (len(op.Security) > 0) {
+			t.Errorf("openapi.json: %s: security %v, 401 listed %v; want both only on /oid and /seq",
+				name, op.Security, lists401)
+		}
+	}
+}
+
+// TestOpenAPIParameters checks each operation's parameters against its path and
+// against the query parameters the handler accepts.
+func TestOpenAPIParameters(t *testing.T) {
+	doc, _ := loadOpenAPI(t)
+	s := newServer(t, withAdmin(adminToken))
+	template := regexp.MustCompile(`\{([^}]+)\}`)
+	for name, op := range doc.operations(t) {
+		method, path, _ := strings.Cut(name, " ")
+		var inPath []string
+		for _, m := range template.FindAllStringSubmatch(path, -1) {
+			inPath = append(inPath, m[1])
+		}
+		var declared []string
+		for _, raw := range op.Parameters {
+			p := doc.resolve(t, raw)
+			switch p.In {
+			case "path":
+				declared = append(declared, p.Name)
+				if !p.Required {
+					t.Errorf("openapi.json: %s: path parameter %s is not required", name, p.Name)
+				}
+			case "query":
+				if !protected(path) {
+					continue
+				}
+				// The handler must take every documented query parameter.
+				v := "1"
+				switch {
+				case len(p.Schema.Enum) > 0:
+					v = p.Schema.Enum[0]
+				case p.Schema.Type == "boolean":
+					v = "true"
+				}
+				req := newRequest(method, concreteTarget(path)+"?"+p.Name+"="+v, `{"value":1}`,
+					"Content-Type", "application/json", "Authorization", "Bearer "+adminToken)
+				rec := s.serve(t, req)
+				if rec.Code >= 400 {
+					if e := decodeError(t, name, rec); e.Code == "unknown_parameter" || e.Code == "invalid_query" {
+						t.Errorf("%s refuses its documented query parameter %s: %s", name, p.Name, e.Message)
+					}
+				}
+			default:
+				t.Errorf("openapi.json: %s: parameter %s in %q", name, p.Name, p.In)
+			}
+		}
+		slices.Sort(inPath)
+		slices.Sort(declared)
+		if !slices.Equal(inPath, declared) {
+			t.Errorf("openapi.json: %s declares path parameters %v, want %v", name, declared, inPath)
+		}
+	}
+}
+
+func protected(path string) bool {
+	return strings.HasPrefix(path, "/oid") || strings.HasPrefix(path, "/seq")
+}
+
+// concreteTarget fills a path template with values the routes accept.
+func concreteTarget(path string) string {
+	return strings.NewReplacer(
+		"{hex}", "5a17b9d9ab102555b9c38874",
+		"{time}", "0",
+		"{name}", "orders",
+	).Replace(path)
+}
+
+// TestOpenAPIRefs checks that every $ref in the document resolves.
+func TestOpenAPIRefs(t *testing.T) {
+	_, raw := loadOpenAPI(t)
+	var root any
+	if err := json.Unmarshal(raw, &root); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(v any, at string)
+	walk = func(v any, at string) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, child := range v {
+				if ref, ok := child.(string); ok && k == "$ref" {
+					if _, err := pointer(root, ref); err != nil {
+						t.Errorf("openapi.json %s: $ref %q: %v", at, ref, err)
+					}
+					continue
+				}
+				walk(child, at+"/"+k)
+			}
+		case []any:
+			for i, child := range v {
+				walk(child, fmt.Sprintf("%s/%d", at, i))
+			}
+		}
+	}
+	walk(root, "#")
+}
+
+// pointer resolves a local JSON pointer reference ("#/a/b").
+func pointer(root any, ref string) (any, error) {
+	rest, ok := strings.CutPrefix(ref, "#/")
+	if !ok {
+		return nil, fmt.Errorf("not a local reference")
+	}
+	v := root
+	for _, part := range strings.Split(rest, "/") {
+		part = strings.NewReplacer("~1", "/", "~0", "~").Replace(part)
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%q is not in an object", part)
+		}
+		if v, ok = m[part]; !ok {
+			return nil, fmt.Errorf("no %q", part)
+		}
+	}
+	return v, nil
+}
+
+// TestOpenAPIServed checks that /openapi.json serves the file in the repository.
+func TestOpenAPIServed(t *testing.T) {
+	doc, served := loadOpenAPI(t)
+	file, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(served, file) {
+		t.Error("GET /openapi.json differs from openapi.json")
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.") {
+		t.Errorf("openapi %q, want 3.x", doc.OpenAPI)
+	}
+}

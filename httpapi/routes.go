@@ -1,0 +1,47 @@
+package httpapi
+
+import (
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+)
+
+// maxBody bounds request bodies; the only body the API reads is {"value":N}.
+// Echo reads "4K" as 4000 bytes; the limit is 4 KiB.
+const maxBody = "4KiB"
+
+// addRoutes lists the whole API.
+func addRoutes(e *echo.Echo, cfg Config) {
+	m := cfg.Metrics
+	keys := newKeyring(cfg.Tokens, cfg.AdminToken)
+	seqs := sequencers{byName: cfg.Sequencers, def: cfg.DefaultStrategy}
+
+	// Outermost first: metrics see the final status, the access log sees errors
+	// already written, panics become 500s.
+	e.Use(m.middleware(), middleware.RequestID(), accessLog(cfg.Logger),
+		recoverPanics(cfg.Logger), middleware.BodyLimit(maxBody))
+
+	client := []echo.MiddlewareFunc{noStore, keys.requireClient}
+	admin := []echo.MiddlewareFunc{noStore, keys.requireAdmin}
+	if limit := rateLimit(keys, cfg.RateLimit, cfg.RateBurst); limit != nil {
+		client = append(client, limit)
+		admin = append(admin, limit)
+	}
+	timeout := middleware.ContextTimeout(cfg.Timeout)
+	backend := append(client[:len(client):len(client)], timeout)
+	admin = append(admin, timeout)
+
+	e.GET("/oid", newOIDs(m), client...)
+	e.GET("/oid/:hex", decodeOID, client...)
+	e.GET("/oid/at/:time", oidRange, client...)
+
+	e.GET("/seq", listSequences(seqs), backend...)
+	e.GET("/seq/:name", currentValue(seqs), backend...)
+	e.PUT("/seq/:name", setValue(seqs), admin...)
+	e.GET("/seq/:name/next", nextValues(seqs, m), backend...)
+	e.POST("/seq/:name/next", nextValues(seqs, m), backend...)
+
+	e.GET("/healthz", healthz)
+	e.GET("/readyz", readyz(cfg.Ping), middleware.ContextTimeout(cfg.Timeout))
+	e.GET("/metrics", m.handler())
+	e.GET("/openapi.json", openAPI)
+}

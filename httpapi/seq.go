@@ -1,0 +1,215 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/seqd/seqd/counters"
+)
+
+// maxSeqCount bounds GET /seq/{name}/next?count=N.
+const maxSeqCount = 1_000_000
+
+// sequencers picks the strategy a request names.
+type sequencers struct {
+	byName map[string]counters.Sequencer
+	def    string
+}
+
+func (s sequencers) pick(q map[string]string) (counters.Sequencer, error) {
+	name, ok := q["strategy"]
+	if !ok {
+		return s.byName[s.def], nil
+	}
+	if seq, ok := s.byName[name]; ok {
+		return seq, nil
+	}
+	return nil, badRequest("invalid_strategy", "strategy must be %s or %s, got %q",
+		counters.StrategyCounter, counters.StrategyOptimistic, name)
+}
+
+// seqName reads and validates the {name} path parameter.
+func seqName(c echo.Context) (string, error) {
+	name, ok := pathParam(c, "name")
+	if !ok || !counters.ValidName(name) {
+		return "", badRequest("invalid_name",
+			"invalid sequence name %q: 1 to 64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit", name)
+	}
+	return name, nil
+}
+
+type nextResponse struct {
+	Name     string `json:"name"`
+	Value    int64  `json:"value"`
+	First    int64  `json:"first"`
+	Count    int64  `json:"count"`
+	Strategy string `json:"strategy"`
+}
+
+// nextValues serves GET and POST /seq/{name}/next[?count=N][&strategy=…].
+func nextValues(seqs sequencers, m *Metrics) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		q, err := query(c, "count", "strategy")
+		if err != nil {
+			return err
+		}
+		seq, err := seqs.pick(q)
+		if err != nil {
+			return err
+		}
+		name, err := seqName(c)
+		if err != nil {
+			return err
+		}
+		n, err := intParam(q, "count", 1, 1, maxSeqCount)
+		if err != nil {
+			return err
+		}
+		var r counters.Range
+		if n == 1 {
+			r.First, err = seq.Next(c.Request().Context(), name)
+			r.Last = r.First
+		} else {
+			r, err = seq.NextN(c.Request().Context(), name, n)
+		}
+		if err != nil {
+			return err
+		}
+		m.valueIssued(seq.Strategy(), r.Count())
+		return c.JSON(http.StatusOK, nextResponse{
+			Name: name, Value: r.Last, First: r.First, Count: r.Count(), Strategy: seq.Strategy(),
+		})
+	}
+}
+
+// currentValue serves GET /seq/{name}: the last value handed out.
+func currentValue(seqs sequencers) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		q, err := query(c, "strategy")
+		if err != nil {
+			return err
+		}
+		seq, err := seqs.pick(q)
+		if err != nil {
+			return err
+		}
+		name, err := seqName(c)
+		if err != nil {
+			return err
+		}
+		v, err := seq.Current(c.Request().Context(), name)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, counters.Sequence{Name: name, Value: v})
+	}
+}
+
+// setValue serves PUT /seq/{name} with body {"value":N}[?force=true][&strategy=…].
+func setValue(seqs sequencers) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		q, err := query(c, "strategy", "force")
+		if err != nil {
+			return err
+		}
+		seq, err := seqs.pick(q)
+		if err != nil {
+			return err
+		}
+		force, err := boolParam(q, "force")
+		if err != nil {
+			return err
+		}
+		name, err := seqName(c)
+		if err != nil {
+			return err
+		}
+		value, err := readSetBody(c.Request())
+		if err != nil {
+			return err
+		}
+		if err := seq.Set(c.Request().Context(), name, value, force); err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, counters.Sequence{Name: name, Value: value})
+	}
+}
+
+// readSetBody decodes {"value":N} strictly: JSON only, exactly one field, a
+// non-negative integer that fits in int64, nothing after it.
+func readSetBody(r *http.Request) (int64, error) {
+	if ct := r.Header.Get(echo.HeaderContentType); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != echo.MIMEApplicationJSON {
+			return 0, &Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
+				Message: "the body must be application/json, got " + strconv.Quote(ct)}
+		}
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		// middleware.BodyLimit's reader fails with an *echo.HTTPError, not *http.MaxBytesError.
+		var tooLarge *http.MaxBytesError
+		var he *echo.HTTPError
+		if errors.As(err, &tooLarge) || (errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge) {
+			return 0, &Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large",
+				Message: "the body must be at most " + maxBody}
+		}
+		return 0, badRequest("invalid_body", "reading the body: %v", err)
+	}
+	// A map, not a struct: struct fields match keys case-insensitively, and a
+	// json.Number field takes a quoted number.
+	var fields map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&fields); err != nil {
+		return 0, badRequest("invalid_body", `the body must be {"value":N}: %v`, err)
+	}
+	// More() is false before a stray '}' or ']', so decode again and expect the end.
+	if err := dec.Decode(new(json.RawMessage)); err != io.EOF {
+		return 0, badRequest("invalid_body", `the body must be one JSON object {"value":N}`)
+	}
+	raw, ok := fields["value"]
+	if !ok {
+		return 0, badRequest("invalid_body", `the body must be {"value":N}: "value" is missing`)
+	}
+	if len(fields) != 1 {
+		return 0, badRequest("invalid_body", `the body must be {"value":N} with no other field`)
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || n < 0 {
+		return 0, badRequest("invalid_value", "value must be an integer from 0 to 9223372036854775807, got %s", raw)
+	}
+	return n, nil
+}
+
+type listResponse struct {
+	Sequences []counters.Sequence `json:"sequences"`
+}
+
+// listSequences serves GET /seq[?strategy=…].
+func listSequences(seqs sequencers) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		q, err := query(c, "strategy")
+		if err != nil {
+			return err
+		}
+		seq, err := seqs.pick(q)
+		if err != nil {
+			return err
+		}
+		list, err := seq.List(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		if list == nil {
+			list = []counters.Sequence{}
+		}
+		return c.JSON(http.StatusOK, listResponse{Sequences: list})
+	}
+}

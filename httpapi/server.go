@@ -1,0 +1,74 @@
+// Package httpapi serves seqd's HTTP API: ObjectIds, sequences, health and metrics.
+//
+// Echo stays inside this package. New builds the handler from its dependencies;
+// routes.go lists the whole API.
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/seqd/seqd/counters"
+)
+
+// Config holds what the API needs. Sequencers and Ping are required.
+type Config struct {
+	// Sequencers by strategy name (counters.StrategyCounter, counters.StrategyOptimistic).
+	Sequencers map[string]counters.Sequencer
+	// DefaultStrategy is used when a request names none; it must be a key of Sequencers.
+	DefaultStrategy string
+	// Ping reports whether the backend answers; /readyz calls it.
+	Ping func(ctx context.Context) error
+	// Timeout bounds each request's backend work; zero means 2s.
+	Timeout time.Duration
+	// Tokens, when not empty, are the client tokens /oid and /seq require.
+	Tokens []string
+	// AdminToken enables PUT /seq/{name} for requests that present it.
+	AdminToken string
+	// RateLimit is how many requests a second each client may make on /oid and /seq
+	// (a client is its token, else its address); RateBurst how many at once above
+	// that (zero: one second's worth). Zero RateLimit is no limit.
+	RateLimit float64
+	RateBurst int
+	// Logger receives JSON request logs; nil discards them.
+	Logger *slog.Logger
+	// Metrics records Prometheus metrics; nil creates a fresh registry.
+	Metrics *Metrics
+}
+
+// New returns the API as an http.Handler.
+func New(cfg Config) (http.Handler, error) {
+	if len(cfg.Sequencers) == 0 || cfg.Ping == nil {
+		return nil, fmt.Errorf("httpapi: Sequencers and Ping are required")
+	}
+	if cfg.DefaultStrategy == "" {
+		cfg.DefaultStrategy = counters.StrategyCounter
+	}
+	if _, ok := cfg.Sequencers[cfg.DefaultStrategy]; !ok {
+		return nil, fmt.Errorf("httpapi: default strategy %q has no sequencer", cfg.DefaultStrategy)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 2 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(nil)
+	}
+
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = errorHandler(cfg.Logger, cfg.Metrics)
+	// Clients are who connects: X-Forwarded-For and X-Real-IP are the client's to
+	// write, so they must not pick the rate-limit bucket.
+	e.IPExtractor = echo.ExtractIPDirect()
+	addRoutes(e, cfg)
+	return e, nil
+}

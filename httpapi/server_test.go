@@ -1,0 +1,137 @@
+package httpapi_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/seqd/seqd/counters"
+	"github.com/seqd/seqd/httpapi"
+)
+
+func TestNewConfig(t *testing.T) {
+	seq := newFakeSequencer(counters.StrategyCounter)
+	ping := func(context.Context) error { return nil }
+	tests := []struct {
+		name string
+		cfg  httpapi.Config
+		ok   bool
+	}{
+		{"minimal", httpapi.Config{Sequencers: map[string]counters.Sequencer{"counter": seq}, Ping: ping}, true},
+		{"no sequencers", httpapi.Config{Ping: ping}, false},
+		{"no ping", httpapi.Config{Sequencers: map[string]counters.Sequencer{"counter": seq}}, false},
+		{"default without sequencer", httpapi.Config{
+			Sequencers: map[string]counters.Sequencer{"counter": seq}, Ping: ping, DefaultStrategy: "optimistic",
+		}, false},
+		{"implicit default missing", httpapi.Config{
+			Sequencers: map[string]counters.Sequencer{"optimistic": seq}, Ping: ping,
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := httpapi.New(tt.cfg)
+			if tt.ok != (err == nil) || tt.ok != (h != nil) {
+				t.Errorf("New: handler %v, error %v; want ok=%v", h != nil, err, tt.ok)
+			}
+		})
+	}
+}
+
+func TestRouting(t *testing.T) {
+	s := newServer(t, withTokens(clientToken))
+	tests := []struct {
+		method, target string
+		status         int
+		code           string
+	}{
+		{"GET", "/nope", 404, "not_found"},
+		{"GET", "/", 404, "not_found"},
+		{"GET", "/oids", 404, "not_found"},
+		{"GET", "/seq/orders/next/more", 404, "not_found"},
+		{"GET", "/seq/orders/prev", 404, "not_found"},
+		{"POST", "/nope", 404, "not_found"},
+		{"DELETE", "/oid", 405, "method_not_allowed"},
+		{"POST", "/oid", 405, "method_not_allowed"},
+		{"PUT", "/oid", 405, "method_not_allowed"},
+		{"POST", "/oid/5a17b9d9ab102555b9c38874", 405, "method_not_allowed"},
+		{"DELETE", "/seq/orders", 405, "method_not_allowed"},
+		{"PATCH", "/seq/orders", 405, "method_not_allowed"},
+		{"POST", "/seq/orders", 405, "method_not_allowed"},
+		{"PUT", "/seq/orders/next", 405, "method_not_allowed"},
+		{"DELETE", "/seq", 405, "method_not_allowed"},
+		{"POST", "/healthz", 405, "method_not_allowed"},
+		{"POST", "/metrics", 405, "method_not_allowed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.target, func(t *testing.T) {
+			rec := s.serve(t, newRequest(tt.method, tt.target, ""))
+			wantError(t, rec, tt.status, tt.code)
+		})
+	}
+	t.Run("Allow", func(t *testing.T) {
+		allow := s.serve(t, newRequest("DELETE", "/seq/orders", "")).Header().Get("Allow")
+		for _, m := range []string{"GET", "PUT"} {
+			if !strings.Contains(allow, m) {
+				t.Errorf("405 on /seq/orders: Allow %q lacks %s", allow, m)
+			}
+		}
+	})
+}
+
+// TestHead checks that HEAD, which the API does not route, never yields a body
+// or a server error, whatever the path.
+func TestHead(t *testing.T) {
+	s := newServer(t, withTokens(clientToken), withAdmin(adminToken))
+	s.counter.failWith(errors.New("HEAD must not reach the sequencer"))
+	for _, target := range []string{
+		"/oid", "/oid?count=5", "/oid/5a17b9d9ab102555b9c38874", "/oid/at/0",
+		"/seq", "/seq/orders", "/seq/orders/next", "/seq/-bad-/next",
+		"/healthz", "/readyz", "/metrics", "/openapi.json", "/nope",
+	} {
+		for _, auth := range []string{"", "Bearer " + clientToken} {
+			var header []string
+			if auth != "" {
+				header = []string{"Authorization", auth}
+			}
+			s.serve(t, newRequest(http.MethodHead, target, "", header...)) // checkInvariants asserts
+		}
+	}
+	if calls := s.counter.recorded(); len(calls) != 0 {
+		t.Errorf("HEAD reached the sequencer: %+v", calls)
+	}
+}
+
+func TestHealthz(t *testing.T) {
+	s := newServer(t)
+	s.ping.setFail(func(context.Context) error { return errors.New("down") })
+	// Liveness does not depend on the backend.
+	if got := decode[statusResponse](t, s.get(t, "/healthz"), http.StatusOK); got.Status != "ok" {
+		t.Errorf("healthz status %q, want ok", got.Status)
+	}
+}
+
+func TestReadyz(t *testing.T) {
+	s := newServer(t)
+	if got := decode[statusResponse](t, s.get(t, "/readyz"), http.StatusOK); got.Status != "ready" {
+		t.Errorf("readyz status %q, want ready", got.Status)
+	}
+
+	const secret = "dial tcp 10.9.8.7:27017: connection refused"
+	var sawDeadline bool
+	s.ping.setFail(func(ctx context.Context) error {
+		_, sawDeadline = ctx.Deadline()
+		return errors.New(secret)
+	})
+	e := wantError(t, s.get(t, "/readyz"), http.StatusServiceUnavailable, "unavailable")
+	if strings.Contains(e.Message, "10.9.8.7") {
+		t.Errorf("readyz leaks the ping error: %q", e.Message)
+	}
+	if !sawDeadline {
+		t.Error("Ping was called without a deadline")
+	}
+
+	s.ping.setFail(nil)
+	decode[statusResponse](t, s.get(t, "/readyz"), http.StatusOK)
+}
