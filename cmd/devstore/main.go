@@ -11,8 +11,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -27,7 +29,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "devstore:", err)
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "devstore:", err)
+		}
 		os.Exit(1)
 	}
 }
@@ -36,6 +40,8 @@ func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("devstore", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:27017", "TCP address to listen on (port 0 picks a free port)")
 	dir := fs.String("dir", "data", "directory for the SQLite files")
+	var level slog.Level
+	fs.TextVar(&level, "log-level", slog.LevelWarn, "FerretDB's log level: debug, info, warn or error (on stderr)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -59,6 +65,7 @@ func run(ctx context.Context, args []string) error {
 
 	f, err := ferretdb.New(&ferretdb.Config{
 		Listener:  ferretdb.ListenerConfig{TCP: addr},
+		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 		Handler:   "sqlite",
 		SQLiteURL: "file:" + abs + "/",
 	})
