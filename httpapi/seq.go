@@ -35,6 +35,24 @@ func (s sequencers) pick(q map[string]string) (counters.Sequencer, error) {
 		counters.StrategyCounter, counters.StrategyOptimistic, name)
 }
 
+// request reads what every /seq/{name} endpoint takes: the query string (strategy
+// and the extra parameters allowed), the sequencer it names and the name.
+func (s sequencers) request(c echo.Context, allowed ...string) (map[string]string, counters.Sequencer, string, error) {
+	q, err := query(c, append(allowed, "strategy")...)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	seq, err := s.pick(q)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	name, err := seqName(c)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return q, seq, name, nil
+}
+
 // seqName reads and validates the {name} path parameter.
 func seqName(c echo.Context) (string, error) {
 	name, ok := pathParam(c, "name")
@@ -56,15 +74,7 @@ type nextResponse struct {
 // nextValues serves GET and POST /seq/{name}/next[?count=N][&strategy=…].
 func nextValues(seqs sequencers, m *Metrics) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		q, err := query(c, "count", "strategy")
-		if err != nil {
-			return err
-		}
-		seq, err := seqs.pick(q)
-		if err != nil {
-			return err
-		}
-		name, err := seqName(c)
+		q, seq, name, err := seqs.request(c, "count")
 		if err != nil {
 			return err
 		}
@@ -92,15 +102,7 @@ func nextValues(seqs sequencers, m *Metrics) echo.HandlerFunc {
 // currentValue serves GET /seq/{name}: the last value handed out.
 func currentValue(seqs sequencers) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		q, err := query(c, "strategy")
-		if err != nil {
-			return err
-		}
-		seq, err := seqs.pick(q)
-		if err != nil {
-			return err
-		}
-		name, err := seqName(c)
+		_, seq, name, err := seqs.request(c)
 		if err != nil {
 			return err
 		}
@@ -115,19 +117,11 @@ func currentValue(seqs sequencers) echo.HandlerFunc {
 // setValue serves PUT /seq/{name} with body {"value":N}[?force=true][&strategy=…].
 func setValue(seqs sequencers) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		q, err := query(c, "strategy", "force")
-		if err != nil {
-			return err
-		}
-		seq, err := seqs.pick(q)
+		q, seq, name, err := seqs.request(c, "force")
 		if err != nil {
 			return err
 		}
 		force, err := boolParam(q, "force")
-		if err != nil {
-			return err
-		}
-		name, err := seqName(c)
 		if err != nil {
 			return err
 		}
