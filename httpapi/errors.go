@@ -119,7 +119,7 @@ func errorHandler(log *slog.Logger, m *Metrics) echo.HTTPErrorHandler {
 			log.Error("request failed", "request_id", requestID(c), "status", e.Status, "err", err)
 		}
 		h := c.Response().Header()
-		// Routing, 405 and body-limit errors never reach the routes' noStore.
+		// An error is never worth caching, on any path.
 		h.Set(echo.HeaderCacheControl, "no-store")
 		switch e.Status {
 		case http.StatusServiceUnavailable, http.StatusTooManyRequests:

@@ -2,20 +2,28 @@ package httpapi
 
 import (
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 )
 
-// noStore marks a response uncacheable: a GET that hands out a value must never be
-// served from a cache.
+// noStore marks every /oid and /seq response uncacheable, errors and Echo's own
+// OPTIONS and 405 answers included: a GET that hands out a value must never be served
+// from a cache. It runs before routing.
 func noStore(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+		if p := c.Request().URL.Path; strings.HasPrefix(p, "/oid") || strings.HasPrefix(p, "/seq") {
+			c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+		}
 		return next(c)
 	}
 }
+
+// errClientGone answers a request whose client closed the connection before the
+// answer was ready (nginx's 499); no one reads it, but logs and metrics do.
+var errClientGone = &Error{Status: 499, Code: "client_closed_request", Message: "the client closed the request"}
 
 func requestID(c echo.Context) string {
 	return c.Response().Header().Get(echo.HeaderXRequestID)
@@ -28,7 +36,12 @@ func accessLog(log *slog.Logger) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
+			ctx := c.Request().Context()
 			if err := next(c); err != nil {
+				if ctx.Err() != nil {
+					// The client went away: not the backend's failure, and nobody to tell.
+					err = errClientGone
+				}
 				c.Error(err)
 			}
 			status := c.Response().Status
@@ -36,7 +49,6 @@ func accessLog(log *slog.Logger) echo.MiddlewareFunc {
 			if status >= 400 {
 				level = slog.LevelInfo
 			}
-			ctx := c.Request().Context()
 			if !log.Enabled(ctx, level) {
 				return nil
 			}

@@ -17,11 +17,12 @@ func addRoutes(e *echo.Echo, cfg Config) {
 
 	// Outermost first: metrics see the final status, the access log sees errors
 	// already written, panics become 500s.
+	e.Pre(noStore)
 	e.Use(m.middleware(), middleware.RequestID(), accessLog(cfg.Logger),
 		recoverPanics(cfg.Logger), middleware.BodyLimit(maxBody))
 
-	client := []echo.MiddlewareFunc{noStore, keys.requireClient}
-	admin := []echo.MiddlewareFunc{noStore, keys.requireAdmin}
+	client := []echo.MiddlewareFunc{keys.requireClient}
+	admin := []echo.MiddlewareFunc{keys.requireAdmin}
 	if limit := rateLimit(keys, cfg.RateLimit, cfg.RateBurst); limit != nil {
 		client = append(client, limit)
 		admin = append(admin, limit)

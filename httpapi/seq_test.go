@@ -535,3 +535,41 @@ func TestPanic(t *testing.T) {
 	s.counter.setFail(nil)
 	decode[nextResponse](t, s.get(t, "/seq/orders/next"), http.StatusOK)
 }
+
+// TestClientGone checks that a request whose client leaves while the backend works
+// is answered 499, not counted as a backend error nor logged as a failure.
+func TestClientGone(t *testing.T) {
+	s := newServer(t)
+	holding := make(chan struct{})
+	s.counter.setFail(func(ctx context.Context) error {
+		close(holding)
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	req := newRequest(http.MethodGet, "/seq/orders/next", "").WithContext(ctx)
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.handler.ServeHTTP(rec, req)
+	}()
+	select {
+	case <-holding: // the sequencer holds the request
+	case <-done:
+		t.Fatal("the handler returned before reaching the sequencer")
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second): // a hang guard, not a speed test
+		t.Fatal("the handler did not return after its client left")
+	}
+	if rec.Code != 499 {
+		t.Errorf("status %d, want 499", rec.Code)
+	}
+	wantValue(t, scrape(t, s), "seqd_backend_errors_total", map[string]string{"code": "unavailable"}, 0)
+	if strings.Contains(s.logs.String(), `"level":"ERROR"`) {
+		t.Errorf("a client that left was logged as an error:\n%s", s.logs.String())
+	}
+}
