@@ -1,7 +1,7 @@
 package objectid
 
 import (
-	"bytes"
+	"cmp"
 	"encoding/binary"
 	"time"
 )
@@ -44,7 +44,17 @@ func (id ID) Pid() uint16 { return binary.BigEndian.Uint16(id[7:9]) }
 // Compare returns -1, 0 or +1 as a is less than, equal to or greater than b,
 // bytewise. Ids from one Generator compare in the order they were generated,
 // so Compare suits slices.SortFunc.
-func Compare(a, b ID) int { return bytes.Compare(a[:], b[:]) }
+func Compare(a, b ID) int {
+	// Two big-endian words rather than twelve bytes: sorting many ids spends
+	// most of its time here.
+	if x, y := binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(b[:8]); x != y {
+		if x < y {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Compare(binary.BigEndian.Uint32(a[8:]), binary.BigEndian.Uint32(b[8:]))
+}
 
 // Min returns the smallest id with the timestamp t.Unix(): the timestamp and 8
 // zero bytes. Together with Max it turns a time range into an _id range:

@@ -1,7 +1,9 @@
 package objectid_test
 
 import (
+	"bytes"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,5 +156,22 @@ func TestIsZero(t *testing.T) {
 	}
 	if id := objectid.MustParse("000000000000000000000001"); id.IsZero() {
 		t.Errorf("%v.IsZero() = true", id)
+	}
+}
+
+// Compare agrees with bytewise order, and so with the order of the hex strings,
+// whichever byte two ids first differ in.
+func TestCompareIsBytewise(t *testing.T) {
+	ids := []objectid.ID{{}, {11: 1}, {8: 1}, {7: 1}, {0: 1}, {0: 0xff, 11: 0xff}, {0: 0x80}, {3: 0x7f, 8: 0xff}, {9: 0x80}}
+	for _, a := range ids {
+		for _, b := range ids {
+			want := bytes.Compare(a[:], b[:])
+			if got := objectid.Compare(a, b); got != want {
+				t.Errorf("Compare(%s, %s) = %d, want %d", a, b, got, want)
+			}
+			if got := strings.Compare(a.Hex(), b.Hex()); got != want {
+				t.Errorf("hex order of %s, %s is %d, byte order %d", a, b, got, want)
+			}
+		}
 	}
 }

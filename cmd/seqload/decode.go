@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/seqd/seqd/objectid"
 )
 
 // Decoding a 2xx body either appends every value of the response or appends nothing and
@@ -10,7 +12,7 @@ import (
 
 // decodeObjectIDs appends the ids of a GET /oid body. list says the request carried a
 // count parameter, so the body is {"oids":[…]} with want ids; otherwise it is {"oid":…}.
-func decodeObjectIDs(dst []objectID, body []byte, list bool, want int) ([]objectID, error) {
+func decodeObjectIDs(dst []objectid.ID, body []byte, list bool, want int) ([]objectid.ID, error) {
 	var resp struct {
 		OID  *string  `json:"oid"`
 		OIDs []string `json:"oids"`

@@ -3,11 +3,13 @@ package main
 import (
 	"slices"
 	"testing"
+
+	"github.com/seqd/seqd/objectid"
 )
 
 func TestDecodeObjectIDs(t *testing.T) {
 	const a, b = "65a1b2c3d4e5f60718293a4b", "65a1b2c3d4e5f60718293a4c"
-	prior := []objectID{{1}}
+	prior := []objectid.ID{{1}}
 	tests := []struct {
 		body string
 		list bool

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/seqd/seqd/objectid"
 )
 
 // behavior is how the fake answers one request.
@@ -96,7 +98,7 @@ func apiError(code, msg string) any {
 }
 
 func (f *fake) id(counter uint32) string {
-	var id objectID
+	var id objectid.ID
 	copy(id[:4], f.prefix[:])
 	binary.BigEndian.PutUint32(id[8:], counter)
 	return id.String()

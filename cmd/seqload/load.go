@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/seqd/seqd/objectid"
 )
 
 // How a load ended, as the summary reports it.
@@ -43,7 +45,7 @@ type worker struct {
 	errors    map[string]int64  // failed requests by kind: "503", "timeout", "transport", "invalid"
 	samples   map[string]string // the first message seen for each kind
 	latencies []time.Duration   // of successful requests
-	oids      []objectID
+	oids      []objectid.ID
 	seqs      []int64
 }
 

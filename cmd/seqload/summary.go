@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/seqd/seqd/objectid"
 )
 
 // summary is the report of a run, printed as text or, with -json, as one JSON object.
@@ -81,7 +83,7 @@ func summarize(cfg config, out outcome) summary {
 	}
 
 	var latencies []time.Duration
-	var oids []stream[objectID]
+	var oids []stream[objectid.ID]
 	var seqs []stream[int64]
 	for _, w := range out.workers {
 		failed := w.requests - w.ok
@@ -103,7 +105,7 @@ func summarize(cfg config, out outcome) summary {
 			}
 		}
 		latencies = append(latencies, w.latencies...)
-		oids = append(oids, stream[objectID]{w.client, w.addr, w.oids})
+		oids = append(oids, stream[objectid.ID]{w.client, w.addr, w.oids})
 		seqs = append(seqs, stream[int64]{w.client, w.addr, w.seqs})
 	}
 

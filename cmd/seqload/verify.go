@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/seqd/seqd/objectid"
 )
 
 // The verification works on what each client received, one stream per client. Values are
@@ -36,12 +38,12 @@ type verdict struct {
 
 // verifyObjectIDs checks that no id was received twice and that each client's ids
 // strictly increase. It sorts the streams in place.
-func verifyObjectIDs(streams []stream[objectID]) verdict {
+func verifyObjectIDs(streams []stream[objectid.ID]) verdict {
 	var v verdict
 	var listed int
 	for _, s := range streams {
 		v.values += int64(len(s.values))
-		n, first := orderViolations(s.values, compareObjectIDs)
+		n, first := orderViolations(s.values, objectid.Compare)
 		if n == 0 {
 			continue
 		}
@@ -53,11 +55,11 @@ func verifyObjectIDs(streams []stream[objectID]) verdict {
 				s.label(), first, s.values[first], first-1, s.values[first-1], n))
 		}
 	}
-	runs := sortedRuns(streams, compareObjectIDs)
-	u := uniqueness[objectID]{cmp: compareObjectIDs}
-	mergeSorted(runs, compareObjectIDs, func(id objectID, run int) { u.add(id, run) })
+	runs := sortedRuns(streams, objectid.Compare)
+	u := uniqueness[objectid.ID]{cmp: objectid.Compare}
+	mergeSorted(runs, objectid.Compare, func(id objectid.ID, run int) { u.add(id, run) })
 	v.distinct, v.duplicates = u.distinct, u.extra
-	v.failures = append(v.failures, u.failures("oid", streams, objectID.String)...)
+	v.failures = append(v.failures, u.failures("oid", streams, objectid.ID.String)...)
 	return v
 }
 

@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/seqd/seqd/objectid"
 )
 
-func oid(n uint32) objectID {
-	return objectID{8: byte(n >> 24), 9: byte(n >> 16), 10: byte(n >> 8), 11: byte(n)}
+func oid(n uint32) objectid.ID {
+	return objectid.ID{8: byte(n >> 24), 9: byte(n >> 16), 10: byte(n >> 8), 11: byte(n)}
 }
 
 func TestOrderViolations(t *testing.T) {
@@ -117,18 +119,18 @@ func TestSpan(t *testing.T) {
 func TestVerifyObjectIDs(t *testing.T) {
 	t.Run("order per client", func(t *testing.T) {
 		// Client 1's ids are all below client 0's: fine, they talk to different processes.
-		v := verifyObjectIDs([]stream[objectID]{
-			{0, "http://a", []objectID{oid(10), oid(11), oid(12)}},
-			{1, "http://b", []objectID{oid(1), oid(2)}},
+		v := verifyObjectIDs([]stream[objectid.ID]{
+			{0, "http://a", []objectid.ID{oid(10), oid(11), oid(12)}},
+			{1, "http://b", []objectid.ID{oid(1), oid(2)}},
 		})
 		if len(v.failures) != 0 || v.values != 5 || v.distinct != 5 {
 			t.Errorf("verdict %+v, want 5 distinct and no failure", v)
 		}
 	})
 	t.Run("out of order", func(t *testing.T) {
-		v := verifyObjectIDs([]stream[objectID]{
-			{0, "http://a", []objectID{oid(1), oid(2)}},
-			{1, "http://a", []objectID{oid(10), oid(12), oid(11), oid(13)}},
+		v := verifyObjectIDs([]stream[objectid.ID]{
+			{0, "http://a", []objectid.ID{oid(1), oid(2)}},
+			{1, "http://a", []objectid.ID{oid(10), oid(12), oid(11), oid(13)}},
 		})
 		want := fmt.Sprintf("order: client 1 (http://a): oid #2 %s is not above #1 %s (1 violations in this client)", oid(11), oid(12))
 		if v.orderViolations != 1 || len(v.failures) != 1 || v.failures[0] != want {
@@ -136,9 +138,9 @@ func TestVerifyObjectIDs(t *testing.T) {
 		}
 	})
 	t.Run("duplicate across addresses", func(t *testing.T) {
-		v := verifyObjectIDs([]stream[objectID]{
-			{0, "http://a", []objectID{oid(1), oid(5)}},
-			{1, "http://b", []objectID{oid(2), oid(5)}},
+		v := verifyObjectIDs([]stream[objectid.ID]{
+			{0, "http://a", []objectid.ID{oid(1), oid(5)}},
+			{1, "http://b", []objectid.ID{oid(2), oid(5)}},
 		})
 		want := "duplicate oid " + oid(5).String() + ": received 2 times, by client 0 (http://a), client 1 (http://b)"
 		if v.duplicates != 1 || v.distinct != 3 || len(v.failures) != 2 || v.failures[0] != want {
@@ -174,9 +176,9 @@ func TestVerifySequence(t *testing.T) {
 // BenchmarkVerifyObjectIDs measures the end-of-run check per ObjectId received.
 func BenchmarkVerifyObjectIDs(b *testing.B) {
 	const clients, perClient = 16, 1 << 16
-	streams := make([]stream[objectID], clients)
+	streams := make([]stream[objectid.ID], clients)
 	for i := range streams {
-		streams[i].values = make([]objectID, perClient)
+		streams[i].values = make([]objectid.ID, perClient)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
