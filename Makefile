@@ -3,7 +3,10 @@ SHELL := bash
 # Where `make run` starts the development store when MONGODB_URI is not set.
 DEVSTORE_ADDR ?= 127.0.0.1:27017
 
-.PHONY: test unit integration vet bench run build devstore
+# How long `make fuzz` runs each fuzz target.
+FUZZTIME ?= 30s
+
+.PHONY: test unit integration vet bench fuzz run build devstore
 
 # Everything CI runs: vet, unit tests with the race detector, then the integration
 # suite (which starts its own development store).
@@ -21,6 +24,13 @@ integration:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./objectid/
+
+# Each fuzz target for FUZZTIME (make test runs their seed corpora only).
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./objectid/
+	$(GO) test -run '^$$' -fuzz '^FuzzValidName$$' -fuzztime $(FUZZTIME) ./counters/
+	$(GO) test -run '^$$' -fuzz '^FuzzSetBody$$' -fuzztime $(FUZZTIME) ./httpapi/
+	$(GO) test -run '^$$' -fuzz '^FuzzQueryCount$$' -fuzztime $(FUZZTIME) ./httpapi/
 
 build:
 	$(GO) build -o bin/seqd ./cmd/seqd
