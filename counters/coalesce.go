@@ -193,7 +193,9 @@ func (c *coalescer) start(b *batch) {
 	if d := time.Now().Add(c.timeout); unbounded && d.After(deadline) {
 		deadline = d
 	}
-	b.ctx, b.cancel = context.WithDeadline(context.WithoutCancel(b.waiters[0].ctx), deadline)
+	// A fresh context, not one derived from a caller's: a caller's values include
+	// its MongoDB session, and a batch must not run inside one caller's transaction.
+	b.ctx, b.cancel = context.WithDeadline(context.Background(), deadline)
 	b.present = len(b.waiters)
 }
 

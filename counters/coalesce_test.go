@@ -418,3 +418,20 @@ func BenchmarkCoalescer(b *testing.B) {
 	c.wg.Wait()
 	b.ReportMetric(float64(b.N)/float64(f.calls), "callers/write")
 }
+
+// A batch's write carries none of its callers' context values: a caller's values
+// include its MongoDB session, and one caller's transaction must not hold a
+// write whose values go to others.
+func TestCoalescerWriteCarriesNoCallerValues(t *testing.T) {
+	f := newFakeStore(true)
+	h := newHarness(t, f)
+	type key struct{}
+	ctx := context.WithValue(context.Background(), key{}, "session of the first caller")
+	out := h.start(ctx, "a", 1)
+	w := expectWrite(t, f, 1)
+	if v := w.ctx.Value(key{}); v != nil {
+		t.Errorf("the batch write sees the caller's value %v", v)
+	}
+	w.release <- nil
+	expectRange(t, <-out, 1, 1)
+}

@@ -73,8 +73,11 @@ func (c *Counter) NextN(ctx context.Context, name string, n int64) (Range, error
 }
 
 // next reserves n values of a valid name, through the coalescer unless it is off.
+//
+// A caller inside a session or transaction writes on its own: its write belongs to
+// its transaction and must not carry other callers' values.
 func (c *Counter) next(ctx context.Context, name string, n int64) (Range, error) {
-	if c.coalescer != nil {
+	if c.coalescer != nil && mongo.SessionFromContext(ctx) == nil {
 		r, err := c.coalescer.do(ctx, name, n)
 		return r, wrap(err, "next", name)
 	}

@@ -110,8 +110,10 @@
 // Values are unique across processes and clients, given a server that applies
 // findAndModify atomically and majority writes. mongod does. FerretDB 1.x, the dev
 // store, does not: concurrent $inc on one document lose updates there. On the dev
-// store a single coalescing Counter is safe, because it has one write per name in
-// flight, but NoCoalesce or several processes hand out duplicates. Optimistic
+// store a single coalescing Counter is safe while its writes complete, because it
+// has one write per name in flight; but a write abandoned at its deadline may still
+// run on the server when the next one starts, and NoCoalesce or several processes
+// hand out duplicates. Optimistic
 // relies only on the unique _id index and is safe on both. There is one
 // exception: Set with force can move a sequence backwards on purpose, and then it
 // hands out values again. Gaps are possible. They come from a caller that gave up

@@ -29,12 +29,38 @@ func wrap(err error, op, name string) error {
 // unavailable reports whether err means that the backend could not be reached, or
 // did not answer, before the context or a driver timeout ran out.
 func unavailable(err error) bool {
+	var server mongo.ServerError
 	return errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, context.Canceled) ||
 		errors.Is(err, mongo.ErrClientDisconnected) ||
 		errors.As(err, new(topology.ServerSelectionError)) ||
 		mongo.IsTimeout(err) ||
-		mongo.IsNetworkError(err)
+		mongo.IsNetworkError(err) ||
+		errors.As(err, &server) && failingOver(server)
+}
+
+// failingOver reports a server error of a replica set changing primaries or a node
+// shutting down: the write may go through on the next primary, so it is the
+// backend's trouble for now, not the request's. The codes are those the driver
+// retries on.
+func failingOver(err mongo.ServerError) bool {
+	if err.HasErrorLabel("RetryableWriteError") {
+		return true
+	}
+	for _, code := range []int{
+		91,    // ShutdownInProgress
+		189,   // PrimarySteppedDown
+		10107, // NotWritablePrimary
+		11600, // InterruptedAtShutdown
+		11602, // InterruptedDueToReplStateChange
+		13435, // NotPrimaryNoSecondaryOk
+		13436, // NotPrimaryOrSecondary
+	} {
+		if err.HasErrorCode(code) {
+			return true
+		}
+	}
+	return false
 }
 
 // invalidName is the error for a name that ValidName refuses.

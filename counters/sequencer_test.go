@@ -131,6 +131,10 @@ func TestWrapUnavailable(t *testing.T) {
 		{fmt.Errorf("find: %w", context.DeadlineExceeded), true},
 		{mongo.ErrClientDisconnected, true},
 		{network, true},
+		{mongo.CommandError{Code: 10107, Message: "not primary"}, true},
+		{mongo.CommandError{Code: 189, Message: "primary stepped down"}, true},
+		{mongo.WriteException{WriteConcernError: &mongo.WriteConcernError{Code: 91, Message: "shutdown in progress"}}, true},
+		{mongo.CommandError{Code: 262, Message: "exceeded time limit", Labels: []string{"RetryableWriteError"}}, true},
 		{mongo.CommandError{Code: 11000, Message: "E11000 duplicate key"}, false},
 		{ErrExhausted, false},
 		{errors.New("something else"), false},
@@ -139,7 +143,7 @@ func TestWrapUnavailable(t *testing.T) {
 		if got := errors.Is(err, ErrUnavailable); got != tc.unavailable {
 			t.Errorf("wrap(%v): unavailable = %v, want %v", tc.err, got, tc.unavailable)
 		}
-		if !errors.Is(err, tc.err) && !errors.As(err, new(mongo.CommandError)) {
+		if !errors.Is(err, tc.err) && !errors.As(err, new(mongo.CommandError)) && !errors.As(err, new(mongo.WriteException)) {
 			t.Errorf("wrap(%v) = %v, lost the cause", tc.err, err)
 		}
 		if want := `counters: next "orders": `; !strings.HasPrefix(err.Error(), want) {
