@@ -7,6 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/seqd/seqd/objectid"
 )
 
 // noStore marks every /oid and /seq response uncacheable, errors and Echo's own
@@ -24,6 +26,33 @@ func noStore(next echo.HandlerFunc) echo.HandlerFunc {
 // errClientGone answers a request whose client closed the connection before the
 // answer was ready (nginx's 499); no one reads it, but logs and metrics do.
 var errClientGone = &Error{Status: 499, Code: "client_closed_request", Message: "the client closed the request"}
+
+// requestIDs gives every request an id, in X-Request-Id on the response and in the
+// logs: the client's own when it sent a short plain one, else a new ObjectId.
+func requestIDs(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		rid := c.Request().Header.Get(echo.HeaderXRequestID)
+		if !plainID(rid) {
+			rid = objectid.New().Hex()
+		}
+		c.Response().Header().Set(echo.HeaderXRequestID, rid)
+		return next(c)
+	}
+}
+
+// plainID reports whether s is 1 to 64 characters of [A-Za-z0-9._:-].
+func plainID(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 func requestID(c echo.Context) string {
 	return c.Response().Header().Get(echo.HeaderXRequestID)

@@ -46,6 +46,24 @@ func TestRateLimitPerToken(t *testing.T) {
 	wantError(t, s.get(t, "/oid", "Authorization", "Bearer wrong"), http.StatusUnauthorized, "unauthorized")
 }
 
+// Refused tokens count against the address they come from, so guessing tokens is
+// limited like anything else.
+func TestRateLimitGuessedTokens(t *testing.T) {
+	s := newServer(t, withTokens(clientToken), withRateLimit(2))
+	guess := func(token string) *http.Request {
+		req := newRequest(http.MethodGet, "/oid", "", "Authorization", "Bearer "+token)
+		req.RemoteAddr = "192.0.2.7:4000"
+		return req
+	}
+	wantError(t, s.serve(t, guess("guess-1")), http.StatusUnauthorized, "unauthorized")
+	wantError(t, s.serve(t, guess("guess-2")), http.StatusUnauthorized, "unauthorized")
+	wantError(t, s.serve(t, guess("guess-3")), http.StatusTooManyRequests, "too_many_requests")
+	// The real token has its own bucket, wherever it comes from.
+	if code := s.serve(t, guess(clientToken)).Code; code != http.StatusOK {
+		t.Errorf("a client token from the same address: status %d, want 200", code)
+	}
+}
+
 func TestRateLimitPerAddress(t *testing.T) {
 	s := newServer(t, withRateLimit(1))
 	from := func(addr string, header ...string) *http.Request {

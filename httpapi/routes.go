@@ -18,15 +18,16 @@ func addRoutes(e *echo.Echo, cfg Config) {
 	// Outermost first: metrics see the final status, the access log sees errors
 	// already written, panics become 500s.
 	e.Pre(noStore)
-	e.Use(m.middleware(), middleware.RequestID(), accessLog(cfg.Logger),
+	e.Use(m.middleware(), requestIDs, accessLog(cfg.Logger),
 		recoverPanics(cfg.Logger), middleware.BodyLimit(maxBody))
 
-	client := []echo.MiddlewareFunc{keys.requireClient}
-	admin := []echo.MiddlewareFunc{keys.requireAdmin}
+	// The rate limit runs before the token checks, so that guessing tokens and
+	// floods of refused requests are limited too (by address).
+	var client, admin []echo.MiddlewareFunc
 	if limit := rateLimit(keys, cfg.RateLimit, cfg.RateBurst); limit != nil {
-		client = append(client, limit)
-		admin = append(admin, limit)
+		client, admin = append(client, limit), append(admin, limit)
 	}
+	client, admin = append(client, keys.requireClient), append(admin, keys.requireAdmin)
 	timeout := middleware.ContextTimeout(cfg.Timeout)
 	backend := append(client[:len(client):len(client)], timeout)
 	admin = append(admin, timeout)

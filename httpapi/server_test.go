@@ -9,6 +9,7 @@ import (
 
 	"github.com/seqd/seqd/counters"
 	"github.com/seqd/seqd/httpapi"
+	"github.com/seqd/seqd/objectid"
 )
 
 func TestNewConfig(t *testing.T) {
@@ -134,4 +135,31 @@ func TestReadyz(t *testing.T) {
 
 	s.ping.setFail(nil)
 	decode[statusResponse](t, s.get(t, "/readyz"), http.StatusOK)
+}
+
+// Every response carries X-Request-Id: the client's own when it is short and plain,
+// else a new ObjectId, so that nothing odd or long reaches the logs.
+func TestRequestID(t *testing.T) {
+	s := newServer(t)
+	for _, tc := range []struct{ sent, want string }{
+		{"abc-123.x_y:z", "abc-123.x_y:z"},
+		{"", ""},
+		{strings.Repeat("a", 65), ""},
+		{"has space", ""},
+		{"quote\"", ""},
+	} {
+		var header []string
+		if tc.sent != "" {
+			header = []string{"X-Request-Id", tc.sent}
+		}
+		got := s.get(t, "/healthz", header...).Header().Get("X-Request-Id")
+		switch {
+		case tc.want != "" && got != tc.want:
+			t.Errorf("sent %q: X-Request-Id %q, want it kept", tc.sent, got)
+		case tc.want == "":
+			if _, err := objectid.Parse(got); err != nil {
+				t.Errorf("sent %q: X-Request-Id %q, want a new ObjectId: %v", tc.sent, got, err)
+			}
+		}
+	}
 }
