@@ -135,13 +135,14 @@ var maxIDOptions = options.FindOne().
 	SetSort(bson.D{{Key: "_id", Value: -1}}).
 	SetProjection(bson.D{{Key: "_id", Value: 1}})
 
-// maxID returns the largest numeric _id of 0 or more in coll. found is false if
-// there is none, and max is then 0. The range filter matches numbers only (MongoDB
-// compares values of one type class), so ObjectIds or strings in an application's
-// collection do not count.
+// maxID returns the largest numeric _id of 0 or more in coll, rounded down to a
+// whole number. found is false if there is none, and max is then 0. The range
+// filter matches numbers only (MongoDB compares values of one type class), so
+// ObjectIds or strings in an application's collection do not count; a double such
+// as 7.5 or 7.0 counts as 7, so that max+1 never equals an _id already there.
 func maxID(ctx context.Context, coll *mongo.Collection) (max int64, found bool, err error) {
 	var doc struct {
-		ID int64 `bson:"_id"`
+		ID bson.RawValue `bson:"_id"`
 	}
 	err = coll.FindOne(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$gte", Value: int64(0)}}}}, maxIDOptions).Decode(&doc)
 	if errors.Is(err, mongo.ErrNoDocuments) {
@@ -150,7 +151,16 @@ func maxID(ctx context.Context, coll *mongo.Collection) (max int64, found bool, 
 	if err != nil {
 		return 0, false, err
 	}
-	return doc.ID, true, nil
+	switch doc.ID.Type {
+	case bson.TypeInt32, bson.TypeInt64:
+		n, _ := doc.ID.AsInt64OK()
+		return n, true, nil
+	case bson.TypeDouble:
+		if f := doc.ID.Double(); f < math.MaxInt64 {
+			return int64(f), true, nil
+		}
+	}
+	return 0, false, fmt.Errorf("largest _id %v is not a whole number seqd can continue from: %w", doc.ID, ErrInvalidValue)
 }
 
 func (o *Optimistic) ledger(name string) *mongo.Collection {

@@ -121,6 +121,29 @@ func TestOptimisticInsert(t *testing.T) {
 	}
 }
 
+// Numbers of other types among an application's _ids: the next _id continues
+// after the largest, rounded down, and never collides with one already there.
+func TestOptimisticInsertAfterOtherNumbers(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	o := counters.NewOptimistic(db, counters.Options{})
+	coll := db.Collection("mixed")
+	for _, id := range []any{int32(3), 7.0, "x", 5.5} {
+		if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if id, err := o.Insert(ctx, "mixed", bson.D{}); err != nil || id != 8 {
+		t.Fatalf("Insert after _id 7.0 = %d, %v; want 8", id, err)
+	}
+	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: 9.5}}); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := o.Insert(ctx, "mixed", bson.D{}); err != nil || id != 10 {
+		t.Fatalf("Insert after _id 9.5 = %d, %v; want 10", id, err)
+	}
+}
+
 // A duplicate key in another unique index is the application's error, not
 // contention: it comes back at once, without retries.
 func TestOptimisticInsertOtherUniqueIndex(t *testing.T) {
