@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// newBareHandler is the anchor of figure 2: what an Echo user writes to hand out
+// ObjectIds with the driver, idiomatically and without middleware.
+func newBareHandler() http.Handler {
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.GET("/oid", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, map[string]string{"oid": bson.NewObjectID().Hex()})
+	})
+	return e
+}
+
+// serveBare serves newBareHandler on addr until ctx is done (SIGTERM). Its http.Server
+// has seqd's timeouts, so that the two servers differ in their handlers only.
+func serveBare(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           newBareHandler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      12 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
