@@ -82,7 +82,8 @@ func (c *coalescer) do(ctx context.Context, name string, n int64) (Range, error)
 		q = &queue{}
 		c.queues[name] = q
 		c.wg.Add(1)
-		go c.flush(name, q)
+		c.mu.Unlock()
+		return c.lead(ctx, name, q, n)
 	}
 	q.waiting = append(q.waiting, w)
 	c.mu.Unlock()
@@ -104,6 +105,47 @@ func (c *coalescer) do(ctx context.Context, name string, n int64) (Range, error)
 	default:
 		return Range{}, ctx.Err()
 	}
+}
+
+// lead makes the write for a caller who found no write for name pending or in flight,
+// on the caller's own goroutine: when callers come one at a time this spares a
+// goroutine and two hand-offs between threads per call. Callers who arrive meanwhile
+// queue as usual; a flusher takes them over once this write is done. The write runs
+// on a fresh context, as a batch's does, with the caller's deadline (or
+// now+timeout), and is cancelled when the caller gives up.
+func (c *coalescer) lead(ctx context.Context, name string, q *queue, n int64) (Range, error) {
+	if c.queued != nil {
+		c.queued(name)
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(c.timeout)
+	}
+	wctx, cancel := context.WithDeadline(context.Background(), deadline)
+	stop := context.AfterFunc(ctx, cancel)
+	last, err := c.reserve(wctx, name, n)
+	stop()
+	cancel()
+
+	c.mu.Lock()
+	if len(q.waiting) > 0 {
+		go c.flush(name, q) // the queue's count in wg passes to the flusher
+	} else {
+		delete(c.queues, name)
+		c.wg.Done()
+	}
+	c.mu.Unlock()
+
+	if err != nil {
+		if ctx.Err() != nil {
+			return Range{}, ctx.Err()
+		}
+		return Range{}, err
+	}
+	if c.batched != nil {
+		c.batched(1, n)
+	}
+	return Range{First: last - n + 1, Last: last}, nil
 }
 
 // leave takes a caller who has stopped waiting out of its queue. If it has already
