@@ -50,6 +50,7 @@ type config struct {
 	noCoalesce                        bool
 	rateLimit                         float64
 	rateBurst                         int
+	pprofAddr                         string
 }
 
 // parseConfig reads flags, falling back to environment variables, then to defaults.
@@ -75,6 +76,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&rateLimit, "rate-limit", env("SEQD_RATE_LIMIT", "0"), "requests a second each client (token, else address) may make on /oid and /seq; 0 is no limit (SEQD_RATE_LIMIT)")
 	fs.StringVar(&rateBurst, "rate-burst", env("SEQD_RATE_BURST", "0"), "requests a client may make at once above the rate; 0 means one second's worth (SEQD_RATE_BURST)")
 	fs.StringVar(&c.logLevel, "log-level", env("SEQD_LOG_LEVEL", "info"), "debug, info, warn or error; successful requests are logged at debug (SEQD_LOG_LEVEL)")
+	fs.StringVar(&c.pprofAddr, "pprof-addr", env("SEQD_PPROF_ADDR", ""), "serve net/http/pprof on this address, apart from the API; off when empty (SEQD_PPROF_ADDR)")
 	var timeout, shutdown, noCoalesce string
 	fs.StringVar(&timeout, "timeout", env("SEQD_TIMEOUT", "2s"), "per-request backend deadline (SEQD_TIMEOUT)")
 	fs.StringVar(&shutdown, "shutdown-timeout", env("SEQD_SHUTDOWN_TIMEOUT", "10s"), "how long in-flight requests may take to finish on shutdown (SEQD_SHUTDOWN_TIMEOUT)")
@@ -214,6 +216,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.db, "strategy", cfg.strategy,
 		"client_tokens", len(cfg.tokens), "admin", cfg.adminToken != "", "coalesce", !cfg.noCoalesce,
 		"rate_limit", cfg.rateLimit)
+
+	if cfg.pprofAddr != "" {
+		stopProfiling, err := serveProfiling(cfg.pprofAddr, log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopProfiling()
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
