@@ -3,7 +3,6 @@ module github.com/seqd/seqd
 go 1.26.0
 
 require (
-	github.com/labstack/echo-contrib v0.50.1
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/testcontainers/testcontainers-go v0.40.0

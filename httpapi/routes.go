@@ -18,7 +18,7 @@ func addRoutes(e *echo.Echo, cfg Config) {
 	// Outermost first: metrics see the final status, the access log sees errors
 	// already written, panics become 500s.
 	e.Pre(noStore)
-	e.Use(m.middleware(), requestIDs, accessLog(cfg.Logger),
+	e.Use(m.middleware, requestIDs, accessLog(cfg.Logger),
 		recoverPanics(cfg.Logger), middleware.BodyLimit(maxBody))
 
 	// The rate limit runs before the token checks, so that guessing tokens and
