@@ -22,8 +22,11 @@ unit:
 integration:
 	$(GO) test -race -tags integration -count=1 -timeout 30m ./integration/...
 
+# The README's figures: builds and starts what it needs (dev store, seqd with and
+# without coalescing, a bare Echo server), measures, prints the table to bench.md.
+BENCHTIME ?= 5s
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./objectid/
+	$(GO) run ./cmd/seqbench -d $(BENCHTIME) -out bench.md
 
 # Each fuzz target for FUZZTIME (make test runs their seed corpora only).
 fuzz:
