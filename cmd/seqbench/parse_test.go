@@ -57,6 +57,22 @@ func TestParseBenchOutput(t *testing.T) {
 	}
 }
 
+// With -count, each benchmark keeps its median run by ns/op.
+func TestParseBenchOutputMedian(t *testing.T) {
+	in := "BenchmarkNew/parallel-2 100 32.1 ns/op\n" +
+		"BenchmarkNew/parallel-2 100 54.4 ns/op\n" +
+		"BenchmarkNew/parallel-2 100 31.5 ns/op\n" +
+		"BenchmarkNew/parallel-2 100 53.7 ns/op\n" +
+		"BenchmarkNew/parallel-2 100 32.4 ns/op\n"
+	got, err := parseBenchOutput(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := got["BenchmarkNew/parallel"]; r.NsPerOp != 32.4 {
+		t.Errorf("median of 5 runs: %v ns/op, want 32.4", r.NsPerOp)
+	}
+}
+
 func TestParseBenchOutputErrors(t *testing.T) {
 	for _, in := range []string{
 		"BenchmarkX-2 100 12.5 ns/op 3",        // a value without a unit
