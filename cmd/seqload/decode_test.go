@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 
@@ -67,4 +68,55 @@ func TestDecodeSequence(t *testing.T) {
 			t.Errorf("decode(%s) = %v, %v; want an error and the prior values", tt.body, got, err)
 		}
 	}
+}
+
+// seqd's own answer takes the fast path: no allocation beyond dst.
+func TestDecodeObjectIDListFast(t *testing.T) {
+	ids := make([]objectid.ID, 1000)
+	objectid.Fill(ids)
+	body := []byte(`{"oids":[`)
+	for i, id := range ids {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, '"')
+		body = id.AppendHex(body)
+		body = append(body, '"')
+	}
+	body = append(body, "]}\n"...)
+	dst := make([]objectid.ID, 0, len(ids))
+	allocs := testing.AllocsPerRun(10, func() {
+		var err error
+		if dst, err = decodeObjectIDs(dst[:0], body, true, len(ids)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 || !slices.Equal(dst, ids) {
+		t.Errorf("%v allocations, ids equal: %v", allocs, slices.Equal(dst, ids))
+	}
+}
+
+// Whatever the fast path accepts, encoding/json reads the same way.
+func FuzzDecodeObjectIDList(f *testing.F) {
+	f.Add([]byte(`{"oids":["65a1b2c3d4e5f60718293a4b","65a1b2c3d4e5f60718293a4c"]}`+"\n"), 2)
+	f.Add([]byte(`{"oids":["65a1b2c3d4e5f60718293a4b"]}`), 1)
+	f.Add([]byte(`{"oids":["65A1b2c3d4e5f60718293a4b"]}`), 1)
+	f.Fuzz(func(t *testing.T, body []byte, want int) {
+		if want < 0 || want > 100 {
+			return
+		}
+		fast, ok := appendOIDList(nil, body, want)
+		if !ok {
+			return
+		}
+		var resp struct{ OIDs []string }
+		if err := json.Unmarshal(body, &resp); err != nil || len(resp.OIDs) != want {
+			t.Fatalf("fast path took %q (%d ids), encoding/json: %v, %d ids", body, want, err, len(resp.OIDs))
+		}
+		for i, s := range resp.OIDs {
+			if fast[i].Hex() != s {
+				t.Fatalf("id %d: fast %s, encoding/json %s", i, fast[i], s)
+			}
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,6 +48,7 @@ type worker struct {
 	latencies []time.Duration   // of successful requests
 	oids      []objectid.ID
 	seqs      []int64
+	body      bytes.Buffer // the response being read
 }
 
 // load is one run of the workers against the addresses.
@@ -164,8 +166,12 @@ func (l *load) do(ctx context.Context, w *worker) {
 	resp, err := l.client.Do(req)
 	var body []byte
 	if err == nil {
-		body, err = io.ReadAll(io.LimitReader(resp.Body, l.maxBody))
+		// The worker's buffer, reused: a fresh one a response would make the
+		// garbage collector seqload's busiest part at large counts.
+		w.body.Reset()
+		_, err = w.body.ReadFrom(io.LimitReader(resp.Body, l.maxBody))
 		resp.Body.Close()
+		body = w.body.Bytes()
 	}
 	latency := time.Since(start)
 	w.requests++

@@ -82,6 +82,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 )
 
@@ -113,6 +114,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	context.AfterFunc(ctx, stop)
 
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	out := runLoad(ctx, cfg, stderr)
 	s := summarize(cfg, out)
 	if cfg.json {
