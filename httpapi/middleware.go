@@ -1,44 +1,103 @@
 package httpapi
 
 import (
+	"fmt"
 	"log/slog"
+	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/seqd/seqd/objectid"
 )
 
-// noStore marks every /oid and /seq response uncacheable, errors and Echo's own
-// OPTIONS and 405 answers included: a GET that hands out a value must never be served
-// from a cache. It runs before routing.
-func noStore(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if p := c.Request().URL.Path; strings.HasPrefix(p, "/oid") || strings.HasPrefix(p, "/seq") {
-			c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+// observe is what every request passes through, outermost first:
+//
+//   - every /oid and /seq response is marked no-store, errors and Echo's own OPTIONS
+//     and 405 answers included: a GET that hands out a value must never be served
+//     from a cache;
+//   - the request gets an id, in X-Request-Id and the logs: the client's own when it
+//     is short and plain, else a new ObjectId;
+//   - a panic becomes a 500, logged with its stack;
+//   - an error is written here, so that its status is known: a client that left
+//     before its answer gets 499 (nginx's), not a backend failure;
+//   - the request is counted and timed (Metrics), and logged: at Info when it
+//     failed, at Debug when it succeeded, which keeps the log quiet and cheap at high
+//     request rates. Headers, and so tokens, are never logged.
+//
+// One middleware rather than five because Echo composes the middleware chain anew
+// for every request, a closure each.
+func observe(log *slog.Logger, m *Metrics) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			start := time.Now()
+			r, h := c.Request(), c.Response().Header()
+			if p := r.URL.Path; strings.HasPrefix(p, "/oid") || strings.HasPrefix(p, "/seq") {
+				h[echo.HeaderCacheControl] = noStoreValue // shared: Set would allocate
+			}
+			rid := r.Header.Get(echo.HeaderXRequestID)
+			if !plainID(rid) {
+				rid = objectid.New().Hex()
+			}
+			h[echo.HeaderXRequestID] = []string{rid}
+			ctx := r.Context()
+
+			if err := serveRecovering(c, next, log); err != nil {
+				if ctx.Err() != nil {
+					err = errClientGone // the client went away: not the backend's failure
+				}
+				c.Error(err)
+			}
+			elapsed := time.Since(start)
+			m.observeRequest(c, elapsed)
+
+			status := c.Response().Status
+			level := slog.LevelDebug
+			if status >= 400 {
+				level = slog.LevelInfo
+			}
+			if log.Enabled(ctx, level) {
+				log.LogAttrs(ctx, level, "request",
+					slog.String("request_id", rid),
+					slog.String("method", r.Method),
+					slog.String("path", r.URL.Path),
+					slog.Int("status", status),
+					slog.Duration("duration", elapsed),
+					slog.String("remote", c.RealIP()),
+				)
+			}
+			return nil
 		}
-		return next(c)
 	}
+}
+
+var noStoreValue = []string{"no-store"}
+
+// serveRecovering calls next, and turns a panic in it into an error, logged with its
+// stack. http.ErrAbortHandler is let through: it is net/http's way to abort.
+func serveRecovering(c echo.Context, next echo.HandlerFunc, log *slog.Logger) (err error) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		if p == http.ErrAbortHandler {
+			panic(p)
+		}
+		if err, _ = p.(error); err == nil {
+			err = fmt.Errorf("%v", p)
+		}
+		err = fmt.Errorf("panic: %w", err)
+		log.Error("panic", "request_id", requestID(c), "err", err, "stack", string(debug.Stack()))
+	}()
+	return next(c)
 }
 
 // errClientGone answers a request whose client closed the connection before the
 // answer was ready (nginx's 499); no one reads it, but logs and metrics do.
 var errClientGone = &Error{Status: 499, Code: "client_closed_request", Message: "the client closed the request"}
-
-// requestIDs gives every request an id, in X-Request-Id on the response and in the
-// logs: the client's own when it sent a short plain one, else a new ObjectId.
-func requestIDs(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		rid := c.Request().Header.Get(echo.HeaderXRequestID)
-		if !plainID(rid) {
-			rid = objectid.New().Hex()
-		}
-		c.Response().Header().Set(echo.HeaderXRequestID, rid)
-		return next(c)
-	}
-}
 
 // plainID reports whether s is 1 to 64 characters of [A-Za-z0-9._:-].
 func plainID(s string) bool {
@@ -56,51 +115,4 @@ func plainID(s string) bool {
 
 func requestID(c echo.Context) string {
 	return c.Response().Header().Get(echo.HeaderXRequestID)
-}
-
-// accessLog writes the error response itself (so the status is known) and logs one
-// line per request: at Info for failures, at Debug for successes, which keeps the
-// log quiet and cheap at high request rates. Headers, and so tokens, are never logged.
-func accessLog(log *slog.Logger) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			start := time.Now()
-			ctx := c.Request().Context()
-			if err := next(c); err != nil {
-				if ctx.Err() != nil {
-					// The client went away: not the backend's failure, and nobody to tell.
-					err = errClientGone
-				}
-				c.Error(err)
-			}
-			status := c.Response().Status
-			level := slog.LevelDebug
-			if status >= 400 {
-				level = slog.LevelInfo
-			}
-			if !log.Enabled(ctx, level) {
-				return nil
-			}
-			r := c.Request()
-			log.LogAttrs(ctx, level, "request",
-				slog.String("request_id", requestID(c)),
-				slog.String("method", r.Method),
-				slog.String("path", r.URL.Path),
-				slog.Int("status", status),
-				slog.Duration("duration", time.Since(start)),
-				slog.String("remote", c.RealIP()),
-			)
-			return nil
-		}
-	}
-}
-
-// recoverPanics turns a panic into a 500 and logs it, with its stack, as JSON.
-func recoverPanics(log *slog.Logger) echo.MiddlewareFunc {
-	return middleware.RecoverWithConfig(middleware.RecoverConfig{
-		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-			log.Error("panic", "request_id", requestID(c), "err", err, "stack", string(stack))
-			return err
-		},
-	})
 }

@@ -15,11 +15,7 @@ func addRoutes(e *echo.Echo, cfg Config) {
 	keys := newKeyring(cfg.Tokens, cfg.AdminToken)
 	seqs := sequencers{byName: cfg.Sequencers, def: cfg.DefaultStrategy}
 
-	// Outermost first: metrics see the final status, the access log sees errors
-	// already written, panics become 500s.
-	e.Pre(noStore)
-	e.Use(m.middleware, requestIDs, accessLog(cfg.Logger),
-		recoverPanics(cfg.Logger), middleware.BodyLimit(maxBody))
+	e.Use(observe(cfg.Logger, m)) // no-store, request ids, panics, errors, metrics, logs
 
 	// The rate limit runs before the token checks, so that guessing tokens and
 	// floods of refused requests are limited too (by address).
@@ -38,7 +34,8 @@ func addRoutes(e *echo.Echo, cfg Config) {
 
 	e.GET("/seq", listSequences(seqs), backend...)
 	e.GET("/seq/:name", currentValue(seqs), backend...)
-	e.PUT("/seq/:name", setValue(seqs), admin...)
+	// Only PUT reads a body; net/http bounds what it drains of other requests' bodies.
+	e.PUT("/seq/:name", setValue(seqs), append(admin, middleware.BodyLimit(maxBody))...)
 	e.GET("/seq/:name/next", nextValues(seqs, m), backend...)
 	e.POST("/seq/:name/next", nextValues(seqs, m), backend...)
 
