@@ -436,3 +436,36 @@ func (f *failures) count() int {
 	defer f.mu.Unlock()
 	return f.n
 }
+
+// restartAndCheck starts seqd again on db, loads name until 300 more answers have
+// come, and checks the whole run: no value issued twice, and every value after the
+// restart above every value before what (the fault). It returns the ranges issued
+// before and after.
+func restartAndCheck(t *testing.T, ctx context.Context, hc *http.Client, db, name string, fail *failures,
+	before []valueRange, what string) (_, after []valueRange) {
+	t.Helper()
+	second := startSeqdAt(t, seqdURI(), db)
+	var l ledger
+	load := startLoad(ctx, t, hc, second.URL(), name, faultClients, func(c nextCall) {
+		if c.status != http.StatusOK {
+			fail.errorf("after the restart: %v", c)
+			return
+		}
+		r, err := c.issued(name)
+		if err != nil {
+			fail.errorf("after the restart: %v", err)
+			return
+		}
+		l.add(r)
+	})
+	waitFor(t, ctx, l.more(300), "300 answers after the restart")
+	load.stop()
+
+	after = l.snapshot()
+	checkNoDuplicates(t, append(slices.Clone(before), after...))
+	_, _, _, lastBefore := span(before)
+	if _, _, firstAfter, _ := span(after); firstAfter <= lastBefore {
+		t.Errorf("after the restart seqd handed out %d, not above %d from before %s", firstAfter, lastBefore, what)
+	}
+	return before, after
+}

@@ -75,30 +75,9 @@ func TestFaultSeqdKilledUnderLoad(t *testing.T) {
 	waitFor(t, ctx, allFailed, "every client to see the kill")
 	l.stop()
 
-	second := startSeqdAt(t, seqdURI(), db)
-	var after ledger
-	l = startLoad(ctx, t, hc, second.URL(), name, faultClients, func(c nextCall) {
-		if c.status != http.StatusOK {
-			fail.errorf("after the restart: %v", c)
-			return
-		}
-		r, err := c.issued(name)
-		if err != nil {
-			fail.errorf("after the restart: %v", err)
-			return
-		}
-		after.add(r)
-	})
-	waitFor(t, ctx, after.more(300), "300 answers after the restart")
-	l.stop()
-
-	b, a := before.snapshot(), after.snapshot()
-	checkNoDuplicates(t, append(slices.Clone(b), a...))
+	b, a := restartAndCheck(t, ctx, hc, db, name, fail, before.snapshot(), "the kill")
 	nb, vb, _, lastBefore := span(b)
 	na, va, firstAfter, lastAfter := span(a)
-	if firstAfter <= lastBefore {
-		t.Errorf("after the restart seqd handed out %d, not above %d from before the kill", firstAfter, lastBefore)
-	}
 	t.Logf("SIGKILL under load: before, %d answers (%d values, up to %d); the kill cut off %d requests in flight and %d more were refused before the clients stopped; after the restart, %d answers (%d values, %d…%d)",
 		nb, vb, lastBefore, cut.Load(), refused.Load(), na, va, firstAfter, lastAfter)
 }
@@ -458,30 +437,9 @@ func TestFaultShutdownUnderLoad(t *testing.T) {
 	waitFor(t, ctx, allFailed, "every client to find seqd gone")
 	l.stop()
 
-	second := startSeqdAt(t, seqdURI(), db)
-	var after ledger
-	l = startLoad(ctx, t, hc, second.URL(), name, faultClients, func(c nextCall) {
-		if c.status != http.StatusOK {
-			fail.errorf("after the restart: %v", c)
-			return
-		}
-		r, err := c.issued(name)
-		if err != nil {
-			fail.errorf("after the restart: %v", err)
-			return
-		}
-		after.add(r)
-	})
-	waitFor(t, ctx, after.more(300), "300 answers after the restart")
-	l.stop()
-
-	b, a := before.snapshot(), after.snapshot()
-	checkNoDuplicates(t, append(slices.Clone(b), a...))
+	b, a := restartAndCheck(t, ctx, hc, db, name, fail, before.snapshot(), "SIGTERM")
 	nb, vb, _, lastBefore := span(b)
 	na, va, firstAfter, _ := span(a)
-	if firstAfter <= lastBefore {
-		t.Errorf("after the restart seqd handed out %d, not above %d from before SIGTERM", firstAfter, lastBefore)
-	}
 	t.Logf("SIGTERM under load: seqd exited 0 after %v; %d answers (%d values, up to %d), %d of them after SIGTERM; during shutdown %d × 503 and %d connection errors; after the restart %d answers (%d values, from %d)",
 		exited.Round(time.Millisecond), nb, vb, lastBefore, answeredStopping.Load(), unavailable.Load(), connErrors.Load(), na, va, firstAfter)
 }
