@@ -194,7 +194,20 @@ type fuzzAnswer struct {
 	err    error
 }
 
+// send sends req and returns the answer. An exchange that got no answer is tried
+// twice more on a fresh connection: a server that refuses a request may close the
+// connection before the client has read the answer, and only a request that never
+// gets one counts as unanswered.
 func (s *fuzzSender) send(ctx context.Context, req fuzzRequest) fuzzAnswer {
+	a := s.sendOnce(ctx, req)
+	for i := 0; i < 2 && a.err != nil && ctx.Err() == nil; i++ {
+		s.close()
+		a = s.sendOnce(ctx, req)
+	}
+	return a
+}
+
+func (s *fuzzSender) sendOnce(ctx context.Context, req fuzzRequest) fuzzAnswer {
 	if req.raw != nil {
 		return s.sendRaw(ctx, req.method, req.raw, false)
 	}
@@ -218,13 +231,19 @@ func (s *fuzzSender) send(ctx context.Context, req fuzzRequest) fuzzAnswer {
 	}
 	a := fuzzAnswer{sent: framedSize(req)}
 	resp, err := s.client.Do(r)
-	if err != nil {
-		a.err = err
-		return a
+	if err == nil {
+		a.status, a.header, a.close = resp.StatusCode, resp.Header, resp.Close
+		a.body, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
 	}
-	defer resp.Body.Close()
-	a.status, a.header, a.close = resp.StatusCode, resp.Header, resp.Close
-	a.body, a.err = io.ReadAll(resp.Body)
+	if err != nil && ctx.Err() == nil {
+		// net/http refuses some requests (a bad escape in the path) by answering
+		// and closing at once, and its client can lose that answer, or the end of
+		// it, in a race with its own writing: send the same bytes raw, which reads
+		// what comes.
+		return s.sendRaw(ctx, req.method, frame(req, s.addr, false), false)
+	}
+	a.err = err
 	return a
 }
 
