@@ -431,12 +431,6 @@ func (f *failures) errorf(format string, args ...any) {
 }
 
 // count is how many failures were reported.
-func (f *failures) count() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.n
-}
-
 // restartAndCheck starts seqd again on db, loads name until 300 more answers have
 // come, and checks the whole run: no value issued twice, and every value after the
 // restart above every value before what (the fault). It returns the ranges issued

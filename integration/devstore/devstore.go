@@ -20,12 +20,10 @@ package devstore
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/seqd/seqd/integration/proc"
@@ -43,13 +41,13 @@ func Build(ctx context.Context) (string, error) {
 	return proc.Build(ctx, src, ".", nestedModuleEnv(os.Environ()))
 }
 
-// sourceDir finds cmd/devstore from this file's place in the repository.
+// sourceDir finds cmd/devstore in the repository.
 func sourceDir() (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", errors.New("devstore: cannot locate the package source")
+	root, err := proc.RepoRoot()
+	if err != nil {
+		return "", err
 	}
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "cmd", "devstore")
+	dir := filepath.Join(root, "cmd", "devstore")
 	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
 		return "", fmt.Errorf("devstore: no nested module at %s: %w", dir, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -60,6 +61,15 @@ func Build(ctx context.Context, dir, pkg string, env []string) (string, error) {
 	builds.bins[key] = bin
 	builds.dirs = append(builds.dirs, tmp)
 	return bin, nil
+}
+
+// RepoRoot is the directory of the seqd repository these tests belong to.
+func RepoRoot() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("proc: cannot locate the package source")
+	}
+	return filepath.Join(filepath.Dir(file), "..", ".."), nil
 }
 
 // Clean removes the binaries Build made.

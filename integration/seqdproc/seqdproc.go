@@ -12,12 +12,9 @@ package seqdproc
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/seqd/seqd/integration/proc"
@@ -25,11 +22,10 @@ import (
 
 // Build compiles cmd/seqd once per test process and returns the binary's path.
 func Build(ctx context.Context) (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", errors.New("seqdproc: cannot locate the package source")
+	root, err := proc.RepoRoot()
+	if err != nil {
+		return "", err
 	}
-	root := filepath.Join(filepath.Dir(file), "..", "..")
 	return proc.Build(ctx, root, "./cmd/seqd", nil)
 }
 
