@@ -59,10 +59,13 @@
 // means that Counter. While a write for a name is in flight, new callers wait.
 // When the write completes, every caller that queued meanwhile is served by the
 // next write. That write reserves the sum of their counts with one $inc and gives
-// each caller its own sub-range, in arrival order. At most one write per name is
-// in flight per process. A busy name therefore costs one round trip per batch, not
-// one per caller. Each process hands out values for a name that are unique,
-// gapless and strictly increasing in completion order.
+// each caller its own sub-range, in arrival order. A process sends one write per
+// name at a time: the next write starts only once the last has returned. A write
+// abandoned at its deadline is the exception, since the server may still be
+// running it when the next one starts. A busy name therefore costs one round trip
+// per batch, not one per caller. The values a process hands out for a name are
+// unique and strictly increasing in completion order. They have gaps where a write
+// was abandoned or a caller left, as below.
 //
 // A caller whose context ends stops waiting at once:
 //
@@ -71,12 +74,13 @@
 //     this caller's values are lost. They become a gap in the sequence.
 //
 // One caller's cancellation must not fail the rest of its batch. So the batch write
-// runs on context.WithoutCancel of the first caller's context, which keeps its
-// values. That context gets its own deadline: the latest deadline among the batch's
-// callers, or now+Options.WriteTimeout if a caller has none and that is later. A
-// later deadline would help nobody, because every caller would have stopped
-// waiting. The write is cancelled once every caller in the batch has given up. An
-// error from the write goes to every caller in the batch.
+// runs on a fresh context, not one derived from any caller's: a caller's context
+// also carries its MongoDB session, and a batch must not run inside one caller's
+// transaction. That context has its own deadline: the latest deadline among the
+// batch's callers, or now+Options.WriteTimeout if a caller has none and that is
+// later. A later deadline would help nobody, because every caller would have
+// stopped waiting. The write is cancelled once every caller in the batch has given
+// up. An error from the write goes to every caller in the batch.
 //
 // A batch never asks for more than math.MaxInt64 values in total. Callers that would
 // push the sum past that wait for the next batch. If a batch asks for more values
@@ -126,6 +130,10 @@
 // `counters: next "orders": sequence exhausted`. It wraps at most one of the
 // package's sentinel errors, so errors.Is works. Trouble reaching the backend wraps
 // ErrUnavailable as well as the driver's error. That covers a context that ended
-// while waiting for the server, timeouts, network errors, server selection failures
-// and a disconnected client.
+// while waiting for the server, timeouts, network errors, server selection failures,
+// a disconnected client, and server errors that mean the backend cannot confirm
+// now: a primary stepping down or a node shutting down, a mongos that cannot reach
+// a shard (codes 6, 7, 89, 9001), ExceededTimeLimit (262), and any write concern
+// error (64, 100 and the rest). Such an operation may have taken effect, which
+// leaves a gap, never a duplicate.
 package counters
