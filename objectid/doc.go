@@ -50,7 +50,9 @@
 //     ids keep the last timestamp and count on, carrying as above, until the
 //     clock passes it again. Times before 1970 count as second 0.
 //   - Range: the timestamp field ends at 0xffffffff seconds
-//     (2106-02-07T06:28:15Z). New and Fill panic rather than wrap past it.
+//     (2106-02-07T06:28:15Z). New and Fill panic rather than wrap past it. A
+//     clock reading past it makes that one call panic and changes nothing, so
+//     the Generator goes on once the clock reads right again.
 //
 // The counter starts each second at 0, so the whole 2^24 is available; a
 // Generator's first second starts instead at a random value below 2^23, as the

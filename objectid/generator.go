@@ -127,6 +127,9 @@ func FillLegacy(dst []ID) { legacyGenerator.Fill(dst) }
 // atomic add. It panics if the timestamp would pass 2106-02-07T06:28:15Z.
 func (g *Generator) New() ID {
 	now := g.seconds()
+	if now > maxTimestamp {
+		panicExhausted() // before the state moves, so a bad reading does no harm
+	}
 	v := g.state.Add(1)
 	if v>>counterBits < now {
 		v = g.catchUp(now, 1)
@@ -153,6 +156,9 @@ func (g *Generator) Fill(dst []ID) {
 	}
 	n := uint64(len(dst))
 	now := g.seconds()
+	if now > maxTimestamp {
+		panicExhausted() // before the state moves, as in New
+	}
 	last := g.state.Add(n)
 	if (last-n+1)>>counterBits < now {
 		last = g.catchUp(now, n)
@@ -204,7 +210,9 @@ func (g *Generator) catchUp(now, n uint64) uint64 {
 }
 
 // seconds reads the clock as Unix seconds, clamped to 0 below and to
-// maxTimestamp+1 above, where New and Fill panic rather than wrap.
+// maxTimestamp+1 above, where New and Fill panic rather than wrap. They panic
+// before they touch the state: one wrong reading must not leave the state past
+// the limit, where every later call would panic.
 func (g *Generator) seconds() uint64 {
 	var sec int64
 	if g.now == nil {

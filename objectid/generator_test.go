@@ -314,3 +314,50 @@ func TestLayoutString(t *testing.T) {
 		}
 	}
 }
+
+// TestBadClockReadingLeavesStateAlone reads the clock once past 2106: that call
+// panics, and the generator then goes on from where it was once the clock reads
+// right again.
+func TestBadClockReadingLeavesStateAlone(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		call func(g *objectid.Generator) objectid.ID
+	}{
+		{"New", func(g *objectid.Generator) objectid.ID { return g.New() }},
+		{"Fill", func(g *objectid.Generator) objectid.ID {
+			var ids [3]objectid.ID
+			g.Fill(ids[:])
+			return ids[2]
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newFakeClock(t0)
+			g := objectid.NewGenerator(objectid.Spec, objectid.WithClock(clock.now))
+			before := g.New()
+
+			clock.set(1 << 40)
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("%s with the clock past 2106 did not panic", tc.name)
+					}
+				}()
+				tc.call(g)
+			}()
+
+			clock.set(t0)
+			var after objectid.ID
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Fatalf("%s after the clock is right again: panic %v", tc.name, p)
+					}
+				}()
+				after = tc.call(g)
+			}()
+			if after.Timestamp() != t0 || objectid.Compare(before, after) >= 0 {
+				t.Errorf("%s after the clock is right again = %v, want timestamp %d and greater than %v", tc.name, after, t0, before)
+			}
+		})
+	}
+}
