@@ -93,10 +93,7 @@ func (c *Counter) next(ctx context.Context, name string, n int64) (Range, error)
 // returns the new value. It retries the upsert race on a new name and tells
 // exhaustion apart from that race; see the package comment.
 func (c *Counter) reserve(ctx context.Context, name string, n int64) (int64, error) {
-	filter := bson.D{
-		{Key: "_id", Value: name},
-		{Key: "seq", Value: bson.D{{Key: "$lte", Value: math.MaxInt64 - n}}},
-	}
+	filter := counterFilter(name, math.MaxInt64-n)
 	update := bson.D{{Key: "$inc", Value: bson.D{{Key: "seq", Value: n}}}}
 	for attempt := 0; ; attempt++ {
 		var doc counterDoc
@@ -109,6 +106,7 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (int64, err
 		}
 		// The upsert collided with an existing document. Either a concurrent first
 		// call created it, or it holds too large a value for the filter to match.
+		// Or it is not a counter seqd can use, which the filter leaves alone too.
 		cur, err := c.current(ctx, name)
 		switch {
 		case err == nil && cur > math.MaxInt64-n:
@@ -136,12 +134,79 @@ func (c *Counter) Current(ctx context.Context, name string) (int64, error) {
 }
 
 func (c *Counter) current(ctx context.Context, name string) (int64, error) {
-	var doc counterDoc
-	err := c.coll.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&doc)
+	doc, err := c.coll.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Raw()
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return 0, ErrNotFound
 	}
-	return doc.Seq, err
+	if err != nil {
+		return 0, err
+	}
+	return counterValue(doc)
+}
+
+// counterFilter matches name's counter document if its seq is a counter seqd can
+// use, at most max. Every write to a counter document carries it, so that no write
+// changes a document of another shape: MongoDB compares numbers across types, so
+// without the $type a double or a negative seq would match, and $inc would go on
+// from it. When the filter matches nothing, an upsert collides with the document
+// (E11000), and reading it tells why.
+//
+// The conditions on seq sit inside $and: an upsert then copies nothing of them into
+// the document it creates. mongod copies only equalities either way, but FerretDB
+// 1.x copies a field's whole operator document, {$gte: …}, as the new seq.
+func counterFilter(name string, max int64) bson.D {
+	return bson.D{
+		{Key: "_id", Value: name},
+		{Key: "$and", Value: bson.A{bson.D{{Key: "seq", Value: bson.D{
+			{Key: "$type", Value: bson.A{"int", "long"}},
+			{Key: "$gte", Value: int64(0)},
+			{Key: "$lte", Value: max},
+		}}}}},
+	}
+}
+
+// counterValue returns the seq of a counter document, or an error wrapping
+// ErrInvalidCounter that says what was found instead of an integer from 0 to
+// math.MaxInt64. Doubles are refused even when whole: above 2^53 they cannot count
+// on by one, and $inc on one stays a double.
+func counterValue(doc bson.Raw) (int64, error) {
+	v, err := doc.LookupErr("seq")
+	if err != nil {
+		return 0, fmt.Errorf("%w: the counter document has no seq field", ErrInvalidCounter)
+	}
+	switch v.Type {
+	case bson.TypeInt32, bson.TypeInt64:
+		if n, _ := v.AsInt64OK(); n >= 0 {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: seq is %s %s, want an integer from 0 to %d (int32 or int64)",
+		ErrInvalidCounter, bsonTypeName(v.Type), cut(v.String(), 40), int64(math.MaxInt64))
+}
+
+// bsonTypeName names t with an article, as MongoDB's $type aliases spell it.
+func bsonTypeName(t bson.Type) string {
+	switch t {
+	case bson.TypeDouble:
+		return "a double"
+	case bson.TypeInt32:
+		return "an int"
+	case bson.TypeInt64:
+		return "a long"
+	case bson.TypeDecimal128:
+		return "a decimal"
+	case bson.TypeString:
+		return "a string"
+	}
+	return "of BSON type " + t.String()
+}
+
+// cut shortens s to at most n bytes, marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // Set moves name to value, creating the counter document if needed.
@@ -160,28 +225,32 @@ func (c *Counter) Set(ctx context.Context, name string, value int64, force bool)
 }
 
 func (c *Counter) set(ctx context.Context, name string, value int64, force bool) error {
-	filter := bson.D{{Key: "_id", Value: name}}
-	if force {
-		update := bson.D{{Key: "$set", Value: bson.D{{Key: "seq", Value: value}}}}
-		_, err := c.coll.UpdateOne(ctx, filter, update, options.UpdateOne().SetUpsert(true))
-		return err
-	}
-	update := bson.D{{Key: "$max", Value: bson.D{{Key: "seq", Value: value}}}}
+	filter := counterFilter(name, math.MaxInt64)
 	for attempt := 0; ; attempt++ {
-		var before counterDoc
-		err := c.coll.FindOneAndUpdate(ctx, filter, update, raiseOptions).Decode(&before)
-		switch {
-		case errors.Is(err, mongo.ErrNoDocuments):
-			return nil // the upsert created the document
-		case err == nil && before.Seq > value:
-			return fmt.Errorf("%w: at %d, asked for %d", ErrBackwards, before.Seq, value)
-		case err == nil:
-			return nil
-		case !mongo.IsDuplicateKeyError(err):
+		var err error
+		if force {
+			update := bson.D{{Key: "$set", Value: bson.D{{Key: "seq", Value: value}}}}
+			_, err = c.coll.UpdateOne(ctx, filter, update, options.UpdateOne().SetUpsert(true))
+		} else {
+			var before counterDoc
+			update := bson.D{{Key: "$max", Value: bson.D{{Key: "seq", Value: value}}}}
+			err = c.coll.FindOneAndUpdate(ctx, filter, update, raiseOptions).Decode(&before)
+			switch {
+			case errors.Is(err, mongo.ErrNoDocuments):
+				return nil // the upsert created the document
+			case err == nil && before.Seq > value:
+				return fmt.Errorf("%w: at %d, asked for %d", ErrBackwards, before.Seq, value)
+			}
+		}
+		if !mongo.IsDuplicateKeyError(err) {
 			return err
 		}
-		// A concurrent call created the document. mongod retries such an upsert
-		// itself, but not every server does.
+		// Either the document is one the filter refuses, or a concurrent call
+		// created it. mongod retries such an upsert itself, but not every server
+		// does.
+		if _, err := c.current(ctx, name); errors.Is(err, ErrInvalidCounter) {
+			return err
+		}
 		if attempt >= c.maxRetries {
 			return fmt.Errorf("%w: %d duplicate key retries", ErrContention, attempt)
 		}
@@ -198,13 +267,18 @@ func (c *Counter) List(ctx context.Context) ([]Sequence, error) {
 	if err != nil {
 		return nil, wrap(err, "list", "")
 	}
-	var docs []counterDoc
+	var docs []bson.Raw
 	if err := cur.All(ctx, &docs); err != nil {
 		return nil, wrap(err, "list", "")
 	}
 	seqs := make([]Sequence, 0, len(docs))
 	for _, d := range docs {
-		seqs = append(seqs, Sequence{Name: d.Name, Value: d.Seq})
+		name, ok := d.Lookup("_id").StringValueOK()
+		if !ok {
+			continue // not a sequence: every name is a string
+		}
+		v, err := counterValue(d)
+		seqs = append(seqs, Sequence{Name: name, Value: v, Err: wrap(err, "list", name)})
 	}
 	return seqs, nil
 }

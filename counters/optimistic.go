@@ -160,7 +160,8 @@ func maxID(ctx context.Context, coll *mongo.Collection) (max int64, found bool, 
 			return int64(f), true, nil
 		}
 	}
-	return 0, false, fmt.Errorf("largest _id %v is not a whole number seqd can continue from: %w", doc.ID, ErrInvalidValue)
+	return 0, false, fmt.Errorf("%w: the largest _id, %s, is not a whole number seqd can continue from",
+		ErrInvalidCounter, cut(doc.ID.String(), 40))
 }
 
 func (o *Optimistic) ledger(name string) *mongo.Collection {
@@ -270,11 +271,13 @@ func (o *Optimistic) List(ctx context.Context) ([]Sequence, error) {
 		if !ok || !ValidName(name) {
 			continue
 		}
-		v, found, err := maxID(ctx, o.db.Collection(coll))
-		if err != nil {
+		v, found, err := maxID(ctx, o.db.Collection(coll, o.collOpts))
+		switch {
+		case errors.Is(err, ErrInvalidCounter):
+			seqs = append(seqs, Sequence{Name: name, Err: wrap(err, "list", name)})
+		case err != nil:
 			return nil, wrap(err, "list", "")
-		}
-		if found {
+		case found:
 			seqs = append(seqs, Sequence{Name: name, Value: v})
 		}
 	}

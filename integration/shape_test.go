@@ -1,0 +1,127 @@
+//go:build integration
+
+package integration
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/seqd/seqd/counters"
+)
+
+// Counter documents that another client wrote in a shape seqd cannot count on
+// from: every call on them fails at once with ErrInvalidCounter, changes nothing,
+// and the list still shows the other sequences.
+func TestShapeCounterDocuments(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	coll := db.Collection(counters.DefaultCollection)
+	bad := []bson.D{
+		{{Key: "_id", Value: "double-2p53"}, {Key: "seq", Value: float64(1 << 53)}},
+		{{Key: "_id", Value: "fraction"}, {Key: "seq", Value: 41.5}},
+		{{Key: "_id", Value: "whole-double"}, {Key: "seq", Value: 7.0}},
+		{{Key: "_id", Value: "negative"}, {Key: "seq", Value: int64(-5)}},
+		{{Key: "_id", Value: "negative-int"}, {Key: "seq", Value: int32(-5)}},
+		{{Key: "_id", Value: "no-seq"}, {Key: "other", Value: 1}},
+		{{Key: "_id", Value: "string"}, {Key: "seq", Value: "12"}},
+	}
+	good := []bson.D{
+		{{Key: "_id", Value: "int32"}, {Key: "seq", Value: int32(5)}},
+		{{Key: "_id", Value: "int64"}, {Key: "seq", Value: int64(math.MaxInt64 - 1)}},
+	}
+	for _, doc := range append(append([]bson.D{}, bad...), good...) {
+		if _, err := coll.InsertOne(ctx, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	obs := &observer{}
+	c := counters.NewCounter(db, counters.Options{Observer: obs})
+
+	for _, doc := range bad {
+		name := doc[0].Value.(string)
+		before, err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Raw()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for op, call := range map[string]func() error{
+			"Next":       func() error { _, err := c.Next(ctx, name); return err },
+			"NextN":      func() error { _, err := c.NextN(ctx, name, 3); return err },
+			"Current":    func() error { _, err := c.Current(ctx, name); return err },
+			"Set":        func() error { return c.Set(ctx, name, 100, false) },
+			"Set(force)": func() error { return c.Set(ctx, name, 100, true) },
+		} {
+			if err := call(); !errors.Is(err, counters.ErrInvalidCounter) {
+				t.Errorf("%s(%s) = %v, want ErrInvalidCounter", op, name, err)
+			}
+		}
+		after, err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Raw()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(before, after) {
+			t.Errorf("%s: the document changed from %v to %v", name, before, after)
+		}
+	}
+	if n := obs.retries.Load(); n != 0 {
+		t.Errorf("%d retries, want none: the answer is immediate", n)
+	}
+
+	if v, err := c.Next(ctx, "int32"); err != nil || v != 6 {
+		t.Errorf("Next(int32) = %d, %v; want 6", v, err)
+	}
+	if v, err := c.Next(ctx, "int64"); err != nil || v != math.MaxInt64 {
+		t.Errorf("Next(int64) = %d, %v; want MaxInt64", v, err)
+	}
+	if _, err := c.Next(ctx, "int64"); !errors.Is(err, counters.ErrExhausted) {
+		t.Errorf("Next(int64) at MaxInt64 = %v, want ErrExhausted", err)
+	}
+
+	list, err := c.List(ctx)
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	if len(list) != len(bad)+len(good) {
+		t.Fatalf("List = %+v, want %d sequences", list, len(bad)+len(good))
+	}
+	invalid := map[string]bool{}
+	for _, doc := range bad {
+		invalid[doc[0].Value.(string)] = true
+	}
+	for _, s := range list {
+		switch {
+		case invalid[s.Name] && !errors.Is(s.Err, counters.ErrInvalidCounter):
+			t.Errorf("List: %s = %+v, want ErrInvalidCounter", s.Name, s)
+		case !invalid[s.Name] && s.Err != nil:
+			t.Errorf("List: %s = %+v, want a value", s.Name, s)
+		}
+	}
+}
+
+// A ledger whose largest _id is not a whole number: Next refuses it, and the list
+// marks it and shows the others.
+func TestShapeLedger(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	if _, err := db.Collection(counters.LedgerPrefix+"huge").InsertOne(ctx, bson.D{{Key: "_id", Value: 1e300}}); err != nil {
+		t.Fatal(err)
+	}
+	o := counters.NewOptimistic(db, counters.Options{})
+	if _, err := o.Next(ctx, "huge"); !errors.Is(err, counters.ErrInvalidCounter) {
+		t.Errorf("Next(huge) = %v, want ErrInvalidCounter", err)
+	}
+	if _, err := o.Next(ctx, "fine"); err != nil {
+		t.Fatal(err)
+	}
+	list, err := o.List(ctx)
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	if len(list) != 2 || list[0].Name != "fine" || list[0].Value != 1 || list[0].Err != nil ||
+		list[1].Name != "huge" || !errors.Is(list[1].Err, counters.ErrInvalidCounter) {
+		t.Errorf("List = %+v, want fine at 1 and huge marked invalid", list)
+	}
+}
