@@ -31,7 +31,7 @@ func NewCounter(db *mongo.Database, opts Options) *Counter {
 		observer:   opts.Observer,
 	}
 	if !opts.NoCoalesce {
-		c.coalescer = newCoalescer(c.reserve, opts.WriteTimeout, opts.Observer.Batch)
+		c.coalescer = newCoalescer(c.reserveBatch, opts.WriteTimeout, opts.Observer.Batch)
 	}
 	return c
 }
@@ -78,7 +78,7 @@ func (c *Counter) NextN(ctx context.Context, name string, n int64) (Range, error
 // its transaction and must not carry other callers' values.
 func (c *Counter) next(ctx context.Context, name string, n int64) (Range, error) {
 	if c.coalescer != nil && mongo.SessionFromContext(ctx) == nil {
-		r, err := c.coalescer.do(ctx, name, n)
+		r, err := c.coalescer.do(ctx, name, n, nil)
 		return r, wrap(err, "next", name)
 	}
 	last, err := c.reserve(ctx, name, n)
@@ -122,6 +122,12 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (int64, err
 			return 0, err
 		}
 	}
+}
+
+// reserveBatch is reserve as the coalescer calls it. A counter always gets all n.
+func (c *Counter) reserveBatch(ctx context.Context, name string, n int64, _ func(int, int64) any) (first, count int64, err error) {
+	last, err := c.reserve(ctx, name, n)
+	return last - n + 1, n, err
 }
 
 // Current returns the last value handed out for name.

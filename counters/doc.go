@@ -39,24 +39,38 @@
 // {_id: value, issuedAt: date}, into the collection "seq_<name>". That ledger
 // records when each value was issued.
 //
-// The loop has two costs. First, it does not scale. Every value costs a read and an
-// insert, and concurrent writers collide and retry. So throughput falls as writers
-// are added, and enough of them get ErrContention. Second, the maximum document is
-// the only record. If that document is deleted, its value is handed out again.
+// Callers of one Optimistic do not compete with each other: like Counter's, they
+// are coalesced, per collection (a ledger is the collection "seq_<name>", so Next
+// and Insert into that collection share a queue). The callers queued behind a
+// write are served together by the next one: it reads max(_id) once and inserts
+// max+1 … max+k with one ordered insertMany, a document per caller, in arrival
+// order. Collisions, and so retries and ErrContention, happen only between
+// processes. If another process took one of the values, the ordered insert stops
+// there: the callers of the documents before it get their values, and the rest
+// go, first in line, into the next write. A duplicate key in another unique index
+// of the application's fails only the caller whose document it is.
+//
+// The loop has two costs. First, across processes it does not scale: every write
+// costs a read and an insert, and writers in different processes collide and
+// retry, so throughput falls as processes are added, and enough of them get
+// ErrContention. Second, the maximum document is the only record. If that document
+// is deleted, its value is handed out again.
 //
 // So the choice is:
 //
 //   - Counter for sequences that many writers share, and for reserving ranges (NextN).
-//   - Optimistic for low-rate inserts, where a gapless integer _id in the document
-//     itself matters more than throughput, and only when the document with the
-//     highest _id is never deleted. Optimistic reserves one value per call: NextN
+//   - Optimistic for inserts from one process, or a few at a low rate, where a
+//     gapless integer _id in the document itself matters more than throughput,
+//     and only when the document with the highest _id is never deleted. Optimistic reserves one value per call: NextN
 //     with n > 1 returns ErrInvalidCount.
 //
-// # Coalescing (Counter)
+// # Coalescing
 //
 // Within one Counter, concurrent Next and NextN calls for the same name are
-// coalesced. A process should share one Counter per database, so below "process"
-// means that Counter. While a write for a name is in flight, new callers wait.
+// coalesced; within one Optimistic, concurrent Next and Insert calls for the same
+// collection. What follows says it for Counter; Optimistic's batches insert
+// documents instead of adding to seq. A process should share one Counter and one
+// Optimistic per database, so below "process" means that Counter. While a write for a name is in flight, new callers wait.
 // When the write completes, every caller that queued meanwhile is served by the
 // next write. That write reserves the sum of their counts with one $inc and gives
 // each caller its own sub-range, in arrival order. A process sends one write per
@@ -85,12 +99,16 @@
 // A batch never asks for more than math.MaxInt64 values in total. Callers that would
 // push the sum past that wait for the next batch. If a batch asks for more values
 // than remain, its callers are served one at a time, so that those that still fit
-// get their values and only the rest get ErrExhausted.
+// get their values and only the rest get ErrExhausted. Once a write has shown that
+// k values do not fit, every caller of that name asking for k or more gets
+// ErrExhausted at once, without a write, for as long as callers of the name keep
+// the queue alive. (A Set with force that moves the sequence back meanwhile is
+// noticed once the queue has drained.)
 //
 // Per-name state exists only while a name has a write pending or in flight. The
 // name's queue and its goroutine go away as soon as the queue is empty, so idle
-// names cost nothing. Options.NoCoalesce turns coalescing off: each call then makes
-// its own round trip on the caller's context. This is meant for benchmarks and for
+// names cost nothing. Options.NoCoalesce turns coalescing off, for both strategies:
+// each call then makes its own round trip on the caller's context. This is meant for benchmarks and for
 // operators who want to compare the two modes.
 //
 // # Durability

@@ -38,8 +38,8 @@ type Options struct {
 	// majority. The package comment explains why w:1 can hand out duplicates.
 	WriteConcern *writeconcern.WriteConcern
 
-	// NoCoalesce gives every Counter call its own round trip. This is meant for
-	// benchmarks and operators; see the package comment.
+	// NoCoalesce gives every call its own round trip, in both strategies. This is
+	// meant for benchmarks and operators; see the package comment.
 	NoCoalesce bool
 
 	// MaxRetries bounds the retries after duplicate key errors in one call. Past the
@@ -47,7 +47,7 @@ type Options struct {
 	// negative value means no retries.
 	MaxRetries int
 
-	// WriteTimeout bounds a coalesced Counter write when one of its callers has no
+	// WriteTimeout bounds a coalesced write when one of its callers has no
 	// deadline. The write runs on a context that no single caller can cancel, so
 	// it needs a bound of its own. 0 means DefaultWriteTimeout.
 	WriteTimeout time.Duration

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"sync"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -124,4 +125,69 @@ func TestShapeLedger(t *testing.T) {
 		list[1].Name != "huge" || !errors.Is(list[1].Err, counters.ErrInvalidCounter) {
 		t.Errorf("List = %+v, want fine at 1 and huge marked invalid", list)
 	}
+}
+
+// TestOptimisticCallersOfOneProcessDoNotCollide runs 64 callers on one name, and
+// on one collection, through one Optimistic that allows no retry: callers of one
+// process wait for each other instead of colliding, so none needs a retry, and
+// the values are exactly 1…N. Two Optimistics on one name, as two processes would
+// be, still collide; the bounded retry settles that, and the values stay exact.
+func TestOptimisticCallersOfOneProcessDoNotCollide(t *testing.T) {
+	const callers, perCaller = 64, 5
+	run := func(t *testing.T, next func(i int) (int64, error)) []int64 {
+		var mu sync.Mutex
+		var values []int64
+		var wg sync.WaitGroup
+		for i := range callers {
+			wg.Go(func() {
+				for range perCaller {
+					v, err := next(i)
+					mu.Lock()
+					if err != nil {
+						t.Error(err)
+					} else {
+						values = append(values, v)
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		return values
+	}
+
+	t.Run("Next", func(t *testing.T) {
+		ctx := testContext(t)
+		obs := &observer{}
+		o := counters.NewOptimistic(be.Database(t), counters.Options{Observer: obs, MaxRetries: -1})
+		values := run(t, func(int) (int64, error) { return o.Next(ctx, "tickets") })
+		checkExactly(t, values, callers*perCaller)
+		if n := obs.retries.Load(); n != 0 {
+			t.Errorf("%d retries in one process, want none", n)
+		}
+	})
+	t.Run("Insert", func(t *testing.T) {
+		ctx := testContext(t)
+		obs := &observer{}
+		o := counters.NewOptimistic(be.Database(t), counters.Options{Observer: obs, MaxRetries: -1})
+		values := run(t, func(i int) (int64, error) {
+			return o.Insert(ctx, "invoices", bson.D{{Key: "caller", Value: i}})
+		})
+		checkExactly(t, values, callers*perCaller)
+		if n := obs.retries.Load(); n != 0 {
+			t.Errorf("%d retries in one process, want none", n)
+		}
+	})
+	t.Run("two processes", func(t *testing.T) {
+		ctx := testContext(t)
+		db := be.Database(t)
+		obs := &observer{}
+		procs := []*counters.Optimistic{
+			counters.NewOptimistic(db, counters.Options{Observer: obs, MaxRetries: 10_000}),
+			counters.NewOptimistic(db, counters.Options{Observer: obs, MaxRetries: 10_000}),
+		}
+		values := run(t, func(i int) (int64, error) { return procs[i%2].Next(ctx, "tickets") })
+		checkExactly(t, values, callers*perCaller)
+		t.Logf("%d retries between the two", obs.retries.Load())
+	})
 }
