@@ -77,7 +77,7 @@ type waiter struct {
 	n     int64
 	doc   func(id int64) any // its document, for Optimistic; nil for Counter
 	batch *batch             // the write it joined, or nil; guarded by coalescer.mu
-	done  chan outcome // buffered, so that the flusher never blocks on a caller who left
+	done  chan outcome       // buffered, so that the flusher never blocks on a caller who left
 }
 
 type outcome struct {
