@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	mathrand "math/rand/v2"
 	"os"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,9 @@ type Generator struct {
 	state   atomic.Uint64    // timestamp<<24 | counter of the last id handed out
 	now     func() time.Time // nil: the wall clock, read by wallSeconds
 	process [5]byte          // bytes 4–8 of every id
+	// randomSecond makes each new second start at a random counter (Legacy),
+	// rather than at 0: see the package comment on twins.
+	randomSecond bool
 }
 
 // Option configures a Generator.
@@ -73,6 +77,7 @@ func NewGenerator(layout Layout, opts ...Option) *Generator {
 		m := machine()
 		copy(g.process[0:3], m[:])
 		binary.BigEndian.PutUint16(g.process[3:5], uint16(os.Getpid()))
+		g.randomSecond = true
 	default:
 		panic(fmt.Sprintf("objectid: NewGenerator: unknown layout %d", int(layout)))
 	}
@@ -199,7 +204,10 @@ func (g *Generator) catchUp(now, n uint64) uint64 {
 			return g.state.Add(n)
 		}
 		first := now << counterBits
-		if cur <= counterMask {
+		switch {
+		case g.randomSecond:
+			first |= uint64(mathrand.Uint32() & counterMask)
+		case cur <= counterMask:
 			// Fresh generator, still at timestamp 0: keep its random start.
 			first |= cur
 		}
