@@ -15,6 +15,7 @@ import (
 // sequence, advanced by an atomic $inc. See the package comment.
 type Counter struct {
 	coll       *mongo.Collection
+	peek       *mongo.Collection // coll, read with read concern majority
 	maxRetries int
 	observer   Observer
 	coalescer  *coalescer // nil with Options.NoCoalesce
@@ -27,6 +28,7 @@ func NewCounter(db *mongo.Database, opts Options) *Counter {
 	opts = opts.withDefaults()
 	c := &Counter{
 		coll:       db.Collection(opts.Collection, opts.collectionOptions()),
+		peek:       db.Collection(opts.Collection, opts.peekOptions()),
 		maxRetries: opts.MaxRetries,
 		observer:   opts.Observer,
 	}
@@ -107,7 +109,7 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (int64, err
 		// The upsert collided with an existing document. Either a concurrent first
 		// call created it, or it holds too large a value for the filter to match.
 		// Or it is not a counter seqd can use, which the filter leaves alone too.
-		cur, err := c.current(ctx, name)
+		cur, err := readCounter(ctx, c.coll, name)
 		switch {
 		case err == nil && cur > math.MaxInt64-n:
 			return 0, fmt.Errorf("%w: at %d, %d requested", ErrExhausted, cur, n)
@@ -135,12 +137,13 @@ func (c *Counter) Current(ctx context.Context, name string) (int64, error) {
 	if !ValidName(name) {
 		return 0, invalidName("current", name)
 	}
-	v, err := c.current(ctx, name)
+	v, err := readCounter(ctx, c.peek, name)
 	return v, wrap(err, "current", name)
 }
 
-func (c *Counter) current(ctx context.Context, name string) (int64, error) {
-	doc, err := c.coll.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Raw()
+// readCounter reads name's counter from coll.
+func readCounter(ctx context.Context, coll *mongo.Collection, name string) (int64, error) {
+	doc, err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Raw()
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return 0, ErrNotFound
 	}
@@ -254,7 +257,7 @@ func (c *Counter) set(ctx context.Context, name string, value int64, force bool)
 		// Either the document is one the filter refuses, or a concurrent call
 		// created it. mongod retries such an upsert itself, but not every server
 		// does.
-		if _, err := c.current(ctx, name); errors.Is(err, ErrInvalidCounter) {
+		if _, err := readCounter(ctx, c.coll, name); errors.Is(err, ErrInvalidCounter) {
 			return err
 		}
 		if attempt >= c.maxRetries {
@@ -269,7 +272,7 @@ func (c *Counter) set(ctx context.Context, name string, value int64, force bool)
 
 // List returns every counter, ordered by name.
 func (c *Counter) List(ctx context.Context) ([]Sequence, error) {
-	cur, err := c.coll.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	cur, err := c.peek.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, wrap(err, "list", "")
 	}

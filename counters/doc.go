@@ -127,6 +127,13 @@
 // never gets a duplicate. On a standalone server there is no replication, and
 // majority means the same as w:1.
 //
+// Reads go to the primary whatever the client's readPreference says. The reads
+// that decide the next write (the counter read after E11000, the optimistic
+// max(_id)) must see the latest write; from a lagging secondary they would turn
+// into retries, ErrContention or an unexplained duplicate key. Current and List
+// read with read concern majority, so they never show a value that a failover
+// could roll back and hand out again.
+//
 // # Guarantees
 //
 // Values are unique across processes and clients, given a server that applies

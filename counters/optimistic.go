@@ -21,6 +21,7 @@ import (
 type Optimistic struct {
 	db         *mongo.Database
 	collOpts   *options.CollectionOptionsBuilder
+	peekOpts   *options.CollectionOptionsBuilder // for Current and List
 	maxRetries int
 	observer   Observer
 	now        func() time.Time
@@ -35,6 +36,7 @@ func NewOptimistic(db *mongo.Database, opts Options) *Optimistic {
 	o := &Optimistic{
 		db:         db,
 		collOpts:   opts.collectionOptions(),
+		peekOpts:   opts.peekOptions(),
 		maxRetries: opts.MaxRetries,
 		observer:   opts.Observer,
 		now:        time.Now,
@@ -254,7 +256,7 @@ func (o *Optimistic) Current(ctx context.Context, name string) (int64, error) {
 	if !ValidName(name) {
 		return 0, invalidName("current", name)
 	}
-	v, found, err := maxID(ctx, o.ledger(name))
+	v, found, err := maxID(ctx, o.db.Collection(LedgerPrefix+name, o.peekOpts))
 	if err == nil && !found {
 		err = ErrNotFound
 	}
@@ -327,7 +329,7 @@ func (o *Optimistic) List(ctx context.Context) ([]Sequence, error) {
 		if !ok || !ValidName(name) {
 			continue
 		}
-		v, found, err := maxID(ctx, o.db.Collection(coll, o.collOpts))
+		v, found, err := maxID(ctx, o.db.Collection(coll, o.peekOpts))
 		switch {
 		case errors.Is(err, ErrInvalidCounter):
 			seqs = append(seqs, Sequence{Name: name, Err: wrap(err, "list", name)})

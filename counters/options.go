@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/readconcern"
+	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 )
 
@@ -79,8 +81,20 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// collectionOptions are for the collections a strategy writes, and for the reads
+// that decide what it writes next (the counter read after E11000, the optimistic
+// max(_id)). Those reads go to the primary whatever the client's readPreference
+// says: a secondary can lag, and a stale maximum or counter turns into needless
+// retries, ErrContention, or a duplicate key seqd cannot explain.
 func (o Options) collectionOptions() *options.CollectionOptionsBuilder {
-	return options.Collection().SetWriteConcern(o.WriteConcern)
+	return options.Collection().SetWriteConcern(o.WriteConcern).SetReadPreference(readpref.Primary())
+}
+
+// peekOptions are for the reads that only show a value (Current and List): read
+// concern majority, so that they never show a value that a failover could roll
+// back and hand out again.
+func (o Options) peekOptions() *options.CollectionOptionsBuilder {
+	return o.collectionOptions().SetReadConcern(readconcern.Majority())
 }
 
 type nopObserver struct{}

@@ -4,14 +4,20 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"math"
 	"sync"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 
 	"github.com/seqd/seqd/counters"
+	"github.com/seqd/seqd/integration/backend"
 )
 
 // Counter documents that another client wrote in a shape seqd cannot count on
@@ -190,4 +196,85 @@ func TestOptimisticCallersOfOneProcessDoNotCollide(t *testing.T) {
 		checkExactly(t, values, callers*perCaller)
 		t.Logf("%d retries between the two", obs.retries.Load())
 	})
+}
+
+// commandLog records the commands a client sends.
+type commandLog struct {
+	mu   sync.Mutex
+	cmds []bson.Raw
+}
+
+func (l *commandLog) started(_ context.Context, e *event.CommandStartedEvent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.cmds = append(l.cmds, append(bson.Raw(nil), e.Command...))
+}
+
+// take returns the commands sent since the last take.
+func (l *commandLog) take() []bson.Raw {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cmds := l.cmds
+	l.cmds = nil
+	return cmds
+}
+
+// TestReadsOfPeeksAndWrites runs both strategies on a client whose URI prefers
+// secondaries: no command they send asks for anything but the primary, and the
+// reads of Current and List carry read concern majority (which the server then
+// accepts). Against a standalone server the driver sends no read preference at
+// all; against a replica set it would send the client's, unless pinned.
+func TestReadsOfPeeksAndWrites(t *testing.T) {
+	ctx := testContext(t)
+	log := &commandLog{}
+	client, err := mongo.Connect(options.Client().ApplyURI(be.URI).SetDirect(be.Direct).
+		SetReadPreference(readpref.SecondaryPreferred()).
+		SetMonitor(&event.CommandMonitor{Started: log.started}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Disconnect(context.Background()) })
+	db := client.Database(backend.DatabaseName(t))
+	t.Cleanup(func() { db.Drop(context.Background()) })
+
+	check := func(what string, majority bool) {
+		t.Helper()
+		reads := 0
+		for _, cmd := range log.take() {
+			name := cmd.Index(0).Key()
+			if rp, err := cmd.LookupErr("$readPreference", "mode"); err == nil {
+				if mode := rp.StringValue(); mode != "primary" && mode != "primaryPreferred" {
+					t.Errorf("%s: %s with read preference %s, want the primary", what, name, mode)
+				}
+			}
+			if name != "find" {
+				continue
+			}
+			reads++
+			level, _ := cmd.Lookup("readConcern", "level").StringValueOK()
+			if majority && level != "majority" {
+				t.Errorf("%s: find with read concern %q, want majority", what, level)
+			}
+		}
+		if majority && reads == 0 {
+			t.Errorf("%s: no find sent", what)
+		}
+	}
+	for _, s := range []counters.Sequencer{
+		counters.NewCounter(db, counters.Options{}),
+		counters.NewOptimistic(db, counters.Options{}),
+	} {
+		if _, err := s.Next(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		check(s.Strategy()+" Next", false)
+		if v, err := s.Current(ctx, "a"); err != nil || v != 1 {
+			t.Errorf("%s Current = %d, %v; want 1", s.Strategy(), v, err)
+		}
+		check(s.Strategy()+" Current", true)
+		if l, err := s.List(ctx); err != nil || len(l) != 1 {
+			t.Errorf("%s List = %v, %v; want one sequence", s.Strategy(), l, err)
+		}
+		check(s.Strategy()+" List", true)
+	}
 }
