@@ -516,6 +516,19 @@ func TestCoalescerExhaustedNameAnswersAtOnce(t *testing.T) {
 	}
 }
 
+// threeBehindFirst queues three callers of "a" behind a first one's write, lets
+// that write through (value 1), and returns the three, whose batch is next.
+func threeBehindFirst(t *testing.T, f *fakeStore, h *harness) (a, b, c <-chan call) {
+	t.Helper()
+	ctx := context.Background()
+	x := h.start(ctx, "a", 1)
+	wx := expectWrite(t, f, 1)
+	a, b, c = h.start(ctx, "a", 1), h.start(ctx, "a", 1), h.start(ctx, "a", 1)
+	wx.release <- nil
+	expectRange(t, <-x, 1, 1)
+	return a, b, c
+}
+
 // TestCoalescerShortWriteQueuesTheRest: a write that gets only the first of its
 // values (an Optimistic write that another process overtook) serves the callers
 // those cover, and the next write serves the rest, in order, with the callers
@@ -523,16 +536,10 @@ func TestCoalescerExhaustedNameAnswersAtOnce(t *testing.T) {
 func TestCoalescerShortWriteQueuesTheRest(t *testing.T) {
 	f := newFakeStore(true)
 	h := newHarness(t, f)
-	ctx := context.Background()
-
-	x := h.start(ctx, "a", 1)
-	wx := expectWrite(t, f, 1)
-	a, b, c := h.start(ctx, "a", 1), h.start(ctx, "a", 1), h.start(ctx, "a", 1)
-	wx.release <- nil
-	expectRange(t, <-x, 1, 1)
+	a, b, c := threeBehindFirst(t, f, h)
 
 	w := expectWrite(t, f, 3)
-	d := h.start(ctx, "a", 1)
+	d := h.start(context.Background(), "a", 1)
 	f.mu.Lock()
 	f.short = func(int64) (int64, error) { return 1, nil }
 	f.mu.Unlock()
@@ -550,13 +557,7 @@ func TestCoalescerShortWriteQueuesTheRest(t *testing.T) {
 func TestCoalescerDocumentErrorFailsOneCaller(t *testing.T) {
 	f := newFakeStore(true)
 	h := newHarness(t, f)
-	ctx := context.Background()
-
-	x := h.start(ctx, "a", 1)
-	wx := expectWrite(t, f, 1)
-	a, b, c := h.start(ctx, "a", 1), h.start(ctx, "a", 1), h.start(ctx, "a", 1)
-	wx.release <- nil
-	expectRange(t, <-x, 1, 1)
+	a, b, c := threeBehindFirst(t, f, h)
 
 	w := expectWrite(t, f, 3)
 	bad := errors.New("duplicate key in another unique index")
