@@ -4,17 +4,33 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"sync"
 	"time"
 )
 
-// A reserveFunc reserves n values of name in one round trip and returns the last.
-// The values are last-n+1 … last.
-type reserveFunc func(ctx context.Context, name string, n int64) (last int64, err error)
+// A reserveFunc reserves n values of name in one round trip and returns the values
+// it got: first … first+count-1. count is n, except for an Optimistic write that
+// another process overtook: it may then get a first part of the n, at least one
+// value. The coalescer serves that many of the batch's callers and queues the rest
+// again, in front.
+//
+// build, when not nil, makes the document that stores value id for the batch's i-th
+// value (Optimistic, whose callers reserve one value each and may bring their own
+// documents). A *docError is the fault of that document alone: the values before
+// it are the count returned, its caller gets the wrapped error, and the callers
+// after it are queued again.
+type reserveFunc func(ctx context.Context, name string, n int64, build func(i int, id int64) any) (first, count int64, err error)
+
+// docError is an error that concerns one caller's document, not the batch.
+type docError struct{ err error }
+
+func (e *docError) Error() string { return e.err.Error() }
+func (e *docError) Unwrap() error { return e.err }
 
 // A coalescer merges concurrent reservations for the same name into one write at a
-// time. The package comment describes its behaviour. It is separate from Counter so
-// that tests can give it a fake reserveFunc.
+// time. The package comment describes its behaviour. It is separate from Counter and
+// Optimistic, which both use it, so that tests can give it a fake reserveFunc.
 //
 // Each name with callers pending or in flight has a queue and one flusher
 // goroutine. The flusher runs the writes one after another and exits when the
@@ -46,14 +62,22 @@ func newCoalescer(reserve reserveFunc, timeout time.Duration, batched func(int, 
 // A queue holds the callers of one name that have not joined a write yet.
 type queue struct {
 	waiting []*waiter // in arrival order; guarded by coalescer.mu
+
+	// tooMany, when not 0, is a count that a write proved the name cannot take,
+	// with that write's error: a caller asking for as many or more gets the error
+	// at once, without a write of its own. It lives as long as the queue, that is
+	// while callers of the name keep coming. Guarded by coalescer.mu.
+	tooMany   int64
+	exhausted error
 }
 
 // A waiter is one caller.
 type waiter struct {
 	ctx   context.Context
 	n     int64
-	batch *batch       // the write it joined, or nil; guarded by coalescer.mu
-	done  chan outcome // buffered, so that the flusher never blocks on a caller who left
+	doc   func(id int64) any // its document, for Optimistic; nil for Counter
+	batch *batch             // the write it joined, or nil; guarded by coalescer.mu
+	done  chan outcome       // buffered, so that the flusher never blocks on a caller who left
 }
 
 type outcome struct {
@@ -70,12 +94,13 @@ type batch struct {
 	present int // callers still waiting for the result; guarded by coalescer.mu
 }
 
-// do reserves n values of name, sharing a write with concurrent callers.
-func (c *coalescer) do(ctx context.Context, name string, n int64) (Range, error) {
+// do reserves n values of name, sharing a write with concurrent callers. doc, when
+// not nil, makes the caller's document for its value; see reserveFunc.
+func (c *coalescer) do(ctx context.Context, name string, n int64, doc func(id int64) any) (Range, error) {
 	if err := ctx.Err(); err != nil {
 		return Range{}, err
 	}
-	w := &waiter{ctx: ctx, n: n, done: make(chan outcome, 1)}
+	w := &waiter{ctx: ctx, n: n, doc: doc, done: make(chan outcome, 1)}
 	c.mu.Lock()
 	q, ok := c.queues[name]
 	if !ok {
@@ -83,7 +108,12 @@ func (c *coalescer) do(ctx context.Context, name string, n int64) (Range, error)
 		c.queues[name] = q
 		c.wg.Add(1)
 		c.mu.Unlock()
-		return c.lead(ctx, name, q, n)
+		return c.lead(ctx, name, q, w)
+	}
+	if q.tooMany != 0 && n >= q.tooMany {
+		err := q.exhausted
+		c.mu.Unlock()
+		return Range{}, err
 	}
 	q.waiting = append(q.waiting, w)
 	c.mu.Unlock()
@@ -113,7 +143,7 @@ func (c *coalescer) do(ctx context.Context, name string, n int64) (Range, error)
 // queue as usual; a flusher takes them over once this write is done. The write runs
 // on a fresh context, as a batch's does, with the caller's deadline (or
 // now+timeout), and is cancelled when the caller gives up.
-func (c *coalescer) lead(ctx context.Context, name string, q *queue, n int64) (Range, error) {
+func (c *coalescer) lead(ctx context.Context, name string, q *queue, w *waiter) (Range, error) {
 	if c.queued != nil {
 		c.queued(name)
 	}
@@ -123,11 +153,14 @@ func (c *coalescer) lead(ctx context.Context, name string, q *queue, n int64) (R
 	}
 	wctx, cancel := context.WithDeadline(context.Background(), deadline)
 	stop := context.AfterFunc(ctx, cancel)
-	last, err := c.reserve(wctx, name, n)
+	// One caller asks for n values and gets all n: only Optimistic writes can come
+	// up short, and its callers ask for one.
+	first, _, err := c.reserve(wctx, name, w.n, builder([]*waiter{w}))
 	stop()
 	cancel()
 
 	c.mu.Lock()
+	c.noteExhausted(q, w.n, err)
 	if len(q.waiting) > 0 {
 		go c.flush(name, q) // the queue's count in wg passes to the flusher
 	} else {
@@ -140,12 +173,43 @@ func (c *coalescer) lead(ctx context.Context, name string, q *queue, n int64) (R
 		if ctx.Err() != nil {
 			return Range{}, ctx.Err()
 		}
+		if de, ok := err.(*docError); ok {
+			err = de.err
+		}
 		return Range{}, err
 	}
 	if c.batched != nil {
-		c.batched(1, n)
+		c.batched(1, w.n)
 	}
-	return Range{First: last - n + 1, Last: last}, nil
+	return Range{First: first, Last: first + w.n - 1}, nil
+}
+
+// builder returns the reserveFunc's build for a batch of waiters, or nil if they
+// bring no documents.
+func builder(ws []*waiter) func(i int, id int64) any {
+	if ws[0].doc == nil {
+		return nil
+	}
+	return func(i int, id int64) any { return ws[i].doc(id) }
+}
+
+// noteExhausted records on q that a write of n values failed with err, if err is
+// ErrExhausted: callers asking for n or more are then answered at once. c.mu must
+// be held.
+func (c *coalescer) noteExhausted(q *queue, n int64, err error) {
+	if errors.Is(err, ErrExhausted) && (q.tooMany == 0 || n < q.tooMany) {
+		q.tooMany, q.exhausted = n, err
+	}
+}
+
+// refuse answers w with q's exhausted error if w asks for too many, and reports
+// whether it did. c.mu must be held.
+func (c *coalescer) refuse(q *queue, w *waiter) bool {
+	if q.tooMany == 0 || w.n < q.tooMany {
+		return false
+	}
+	w.done <- outcome{err: q.exhausted}
+	return true
 }
 
 // leave takes a caller who has stopped waiting out of its queue. If it has already
@@ -176,7 +240,7 @@ func (c *coalescer) flush(name string, q *queue) {
 		if b == nil {
 			return
 		}
-		c.write(name, b)
+		c.write(name, q, b)
 	}
 }
 
@@ -188,8 +252,9 @@ func (c *coalescer) next(name string, q *queue) *batch {
 	b := &batch{}
 	taken := 0
 	for _, w := range q.waiting {
-		if w.ctx.Err() != nil {
-			// Its caller is leaving. Drop it now so that it reserves nothing.
+		if w.ctx.Err() != nil || c.refuse(q, w) {
+			// Its caller is leaving, or its answer is known. Drop it now so that
+			// it reserves nothing.
 			taken++
 			continue
 		}
@@ -242,40 +307,85 @@ func (c *coalescer) start(b *batch) {
 }
 
 // write runs b's write and hands every caller its share of the result.
-func (c *coalescer) write(name string, b *batch) {
-	last, err := c.reserve(b.ctx, name, b.sum)
+func (c *coalescer) write(name string, q *queue, b *batch) {
+	first, count, err := c.reserve(b.ctx, name, b.sum, builder(b.waiters))
 	b.cancel()
-	if errors.Is(err, ErrExhausted) && len(b.waiters) > 1 {
-		// The batch as a whole does not fit, but its first callers may. Serve them
-		// one at a time, still in arrival order.
-		for _, w := range b.waiters {
-			if single := c.alone(w); single != nil {
-				c.write(name, single)
+	if errors.Is(err, ErrExhausted) {
+		c.mu.Lock()
+		c.noteExhausted(q, b.sum, err)
+		c.mu.Unlock()
+		if len(b.waiters) > 1 {
+			// The batch as a whole does not fit, but its first callers may. Serve
+			// them one at a time, still in arrival order; once a write proves that
+			// k values do not fit, callers of k or more are answered at once.
+			for _, w := range b.waiters {
+				if single := c.alone(q, w); single != nil {
+					c.write(name, q, single)
+				}
 			}
+			return
 		}
-		return
 	}
-	if err != nil {
-		for _, w := range b.waiters {
-			w.done <- outcome{err: err}
-		}
-		return
+	if err != nil && !isDocError(err) {
+		count = 0
 	}
-	if c.batched != nil {
-		c.batched(len(b.waiters), b.sum)
-	}
-	first := last - b.sum + 1
+
+	// The values go, in arrival order, to the callers they cover.
+	served, values := 0, int64(0)
 	for _, w := range b.waiters {
+		if w.n > count-values {
+			break
+		}
+		values += w.n
+		served++
+	}
+	if served > 0 && c.batched != nil {
+		c.batched(served, values)
+	}
+	for _, w := range b.waiters[:served] {
 		w.done <- outcome{r: Range{First: first, Last: first + w.n - 1}}
 		first += w.n
 	}
+	rest := b.waiters[served:]
+	switch {
+	case len(rest) == 0:
+	case err == nil:
+		c.requeue(q, rest)
+	case isDocError(err):
+		rest[0].done <- outcome{err: errors.Unwrap(err)}
+		c.requeue(q, rest[1:])
+	default:
+		for _, w := range rest {
+			w.done <- outcome{err: err}
+		}
+	}
 }
 
-// alone moves w into a batch of its own, or returns nil if w's caller has gone.
-func (c *coalescer) alone(w *waiter) *batch {
+func isDocError(err error) bool {
+	_, ok := err.(*docError)
+	return ok
+}
+
+// requeue puts callers that a short write did not serve back in front of name's
+// queue, in their order, for the next write.
+func (c *coalescer) requeue(q *queue, ws []*waiter) {
+	if len(ws) == 0 {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if w.ctx.Err() != nil {
+	for _, w := range ws {
+		w.batch = nil
+	}
+	q.waiting = append(slices.Clip(ws), q.waiting...)
+}
+
+// alone moves w into a batch of its own, or returns nil if w's caller has gone or
+// has had its answer.
+func (c *coalescer) alone(q *queue, w *waiter) *batch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w.ctx.Err() != nil || c.refuse(q, w) {
 		return nil
 	}
 	b := &batch{waiters: []*waiter{w}, sum: w.n}

@@ -30,6 +30,9 @@ type fakeStore struct {
 	inflight    map[string]int
 	maxInflight int
 	calls       int
+	// short, when set, shapes the next write's answer instead: how many of its n
+	// values it gets, and its error. It is used once.
+	short func(n int64) (int64, error)
 }
 
 func newFakeStore(hold bool) *fakeStore {
@@ -40,7 +43,7 @@ func newFakeStore(hold bool) *fakeStore {
 	return f
 }
 
-func (f *fakeStore) reserve(ctx context.Context, name string, n int64) (int64, error) {
+func (f *fakeStore) reserve(ctx context.Context, name string, n int64, _ func(int, int64) any) (first, count int64, err error) {
 	f.mu.Lock()
 	f.calls++
 	f.inflight[name]++
@@ -58,10 +61,10 @@ func (f *fakeStore) reserve(ctx context.Context, name string, n int64) (int64, e
 		select {
 		case err := <-w.release:
 			if err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return 0, 0, ctx.Err()
 		}
 	} else {
 		runtime.Gosched() // let other callers pile up behind this write
@@ -69,11 +72,19 @@ func (f *fakeStore) reserve(ctx context.Context, name string, n int64) (int64, e
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.seq[name] > math.MaxInt64-n {
-		return 0, ErrExhausted
+	count = n
+	if short := f.short; short != nil {
+		f.short = nil
+		if count, err = short(n); count == 0 {
+			return 0, 0, err
+		}
 	}
-	f.seq[name] += n
-	return f.seq[name], nil
+	if f.seq[name] > math.MaxInt64-count {
+		return 0, 0, ErrExhausted
+	}
+	first = f.seq[name] + 1
+	f.seq[name] += count
+	return first, count, err
 }
 
 // call is one caller's result.
@@ -100,7 +111,7 @@ func newHarness(t *testing.T, f *fakeStore) *harness {
 func (h *harness) start(ctx context.Context, name string, n int64) <-chan call {
 	out := make(chan call, 1)
 	go func() {
-		r, err := h.c.do(ctx, name, n)
+		r, err := h.c.do(ctx, name, n, nil)
 		out <- call{r, err}
 	}()
 	<-h.joined
@@ -181,7 +192,7 @@ func TestCoalescerOneWriteInFlightPerName(t *testing.T) {
 		wg.Go(func() {
 			for i := range perGoroutine {
 				name := names[(g+i)%len(names)]
-				r, err := h.c.do(context.Background(), name, int64(i%4+1))
+				r, err := h.c.do(context.Background(), name, int64(i%4+1), nil)
 				if err != nil {
 					t.Error(err)
 					return
@@ -394,7 +405,7 @@ func TestCoalescerDoneContext(t *testing.T) {
 	h := newHarness(t, f)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := h.c.do(ctx, "a", 1); !errors.Is(err, context.Canceled) {
+	if _, err := h.c.do(ctx, "a", 1, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want context.Canceled without a write", err)
 	}
 }
@@ -409,7 +420,7 @@ func BenchmarkCoalescer(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
 		for pb.Next() {
-			if _, err := c.do(ctx, "a", 1); err != nil {
+			if _, err := c.do(ctx, "a", 1, nil); err != nil {
 				b.Error(err)
 				return
 			}
@@ -434,4 +445,130 @@ func TestCoalescerWriteCarriesNoCallerValues(t *testing.T) {
 	}
 	w.release <- nil
 	expectRange(t, <-out, 1, 1)
+}
+
+// TestCoalescerExhaustedNameAnswersAtOnce fills a name while 200 callers wait:
+// once a write proves the name cannot take k values, every caller asking for k or
+// more gets ErrExhausted without a write of its own, and the callers that fit are
+// served.
+func TestCoalescerExhaustedNameAnswersAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		left      int64 // values the name can still take once the first caller is served
+		maxWrites int   // writes after the first caller's
+	}{
+		// The batch of 200 fails, then the first single proves that 1 does not fit.
+		{name: "full", left: 0, maxWrites: 2},
+		// The batch fails, 5 singles fit, the 6th proves that 1 does not fit.
+		{name: "five left", left: 5, maxWrites: 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeStore(true)
+			f.seq["a"] = math.MaxInt64 - tc.left - 1
+			h := newHarness(t, f)
+			ctx := context.Background()
+
+			x := h.start(ctx, "a", 1)
+			wx := expectWrite(t, f, 1)
+			const callers = 200
+			outs := make([]<-chan call, callers)
+			for i := range outs {
+				outs[i] = h.start(ctx, "a", 1)
+			}
+			wx.release <- nil
+			expectRange(t, <-x, math.MaxInt64-tc.left, math.MaxInt64-tc.left)
+
+			// Apply every further write, and count them.
+			writes := make(chan int)
+			stop := make(chan struct{})
+			go func() {
+				n := 0
+				for {
+					select {
+					case w := <-f.writes:
+						n++
+						w.release <- nil
+					case <-stop:
+						writes <- n
+						return
+					}
+				}
+			}()
+			served := int64(0)
+			for i, out := range outs {
+				got := <-out
+				switch {
+				case int64(i) < tc.left:
+					expectRange(t, got, math.MaxInt64-tc.left+1+int64(i), math.MaxInt64-tc.left+1+int64(i))
+					served++
+				case !errors.Is(got.err, ErrExhausted):
+					t.Errorf("caller %d got %v, %v; want ErrExhausted", i, got.r, got.err)
+				}
+			}
+			close(stop)
+			if n := <-writes; n > tc.maxWrites {
+				t.Errorf("%d writes after the first, want at most %d", n, tc.maxWrites)
+			}
+			if served != tc.left {
+				t.Errorf("%d callers served, want %d", served, tc.left)
+			}
+		})
+	}
+}
+
+// threeBehindFirst queues three callers of "a" behind a first one's write, lets
+// that write through (value 1), and returns the three, whose batch is next.
+func threeBehindFirst(t *testing.T, f *fakeStore, h *harness) (a, b, c <-chan call) {
+	t.Helper()
+	ctx := context.Background()
+	x := h.start(ctx, "a", 1)
+	wx := expectWrite(t, f, 1)
+	a, b, c = h.start(ctx, "a", 1), h.start(ctx, "a", 1), h.start(ctx, "a", 1)
+	wx.release <- nil
+	expectRange(t, <-x, 1, 1)
+	return a, b, c
+}
+
+// TestCoalescerShortWriteQueuesTheRest: a write that gets only the first of its
+// values (an Optimistic write that another process overtook) serves the callers
+// those cover, and the next write serves the rest, in order, with the callers
+// that came meanwhile.
+func TestCoalescerShortWriteQueuesTheRest(t *testing.T) {
+	f := newFakeStore(true)
+	h := newHarness(t, f)
+	a, b, c := threeBehindFirst(t, f, h)
+
+	w := expectWrite(t, f, 3)
+	d := h.start(context.Background(), "a", 1)
+	f.mu.Lock()
+	f.short = func(int64) (int64, error) { return 1, nil }
+	f.mu.Unlock()
+	w.release <- nil
+	expectRange(t, <-a, 2, 2)
+	expectWrite(t, f, 3).release <- nil // b and c again, then d
+	expectRange(t, <-b, 3, 3)
+	expectRange(t, <-c, 4, 4)
+	expectRange(t, <-d, 5, 5)
+}
+
+// TestCoalescerDocumentErrorFailsOneCaller: an error in one caller's document
+// goes to that caller alone; the callers before it get their values and the ones
+// after it the next write's.
+func TestCoalescerDocumentErrorFailsOneCaller(t *testing.T) {
+	f := newFakeStore(true)
+	h := newHarness(t, f)
+	a, b, c := threeBehindFirst(t, f, h)
+
+	w := expectWrite(t, f, 3)
+	bad := errors.New("duplicate key in another unique index")
+	f.mu.Lock()
+	f.short = func(int64) (int64, error) { return 1, &docError{bad} }
+	f.mu.Unlock()
+	w.release <- nil
+	expectRange(t, <-a, 2, 2)
+	if got := <-b; got.err != bad {
+		t.Errorf("b got %v, %v; want its document's error alone", got.r, got.err)
+	}
+	expectWrite(t, f, 1).release <- nil
+	expectRange(t, <-c, 3, 3)
 }

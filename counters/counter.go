@@ -15,6 +15,7 @@ import (
 // sequence, advanced by an atomic $inc. See the package comment.
 type Counter struct {
 	coll       *mongo.Collection
+	peek       *mongo.Collection // coll, read with read concern majority
 	maxRetries int
 	observer   Observer
 	coalescer  *coalescer // nil with Options.NoCoalesce
@@ -27,11 +28,12 @@ func NewCounter(db *mongo.Database, opts Options) *Counter {
 	opts = opts.withDefaults()
 	c := &Counter{
 		coll:       db.Collection(opts.Collection, opts.collectionOptions()),
+		peek:       db.Collection(opts.Collection, opts.peekOptions()),
 		maxRetries: opts.MaxRetries,
 		observer:   opts.Observer,
 	}
 	if !opts.NoCoalesce {
-		c.coalescer = newCoalescer(c.reserve, opts.WriteTimeout, opts.Observer.Batch)
+		c.coalescer = newCoalescer(c.reserveBatch, opts.WriteTimeout, opts.Observer.Batch)
 	}
 	return c
 }
@@ -78,7 +80,7 @@ func (c *Counter) NextN(ctx context.Context, name string, n int64) (Range, error
 // its transaction and must not carry other callers' values.
 func (c *Counter) next(ctx context.Context, name string, n int64) (Range, error) {
 	if c.coalescer != nil && mongo.SessionFromContext(ctx) == nil {
-		r, err := c.coalescer.do(ctx, name, n)
+		r, err := c.coalescer.do(ctx, name, n, nil)
 		return r, wrap(err, "next", name)
 	}
 	last, err := c.reserve(ctx, name, n)
@@ -93,10 +95,7 @@ func (c *Counter) next(ctx context.Context, name string, n int64) (Range, error)
 // returns the new value. It retries the upsert race on a new name and tells
 // exhaustion apart from that race; see the package comment.
 func (c *Counter) reserve(ctx context.Context, name string, n int64) (int64, error) {
-	filter := bson.D{
-		{Key: "_id", Value: name},
-		{Key: "seq", Value: bson.D{{Key: "$lte", Value: math.MaxInt64 - n}}},
-	}
+	filter := counterFilter(name, math.MaxInt64-n)
 	update := bson.D{{Key: "$inc", Value: bson.D{{Key: "seq", Value: n}}}}
 	for attempt := 0; ; attempt++ {
 		var doc counterDoc
@@ -109,7 +108,8 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (int64, err
 		}
 		// The upsert collided with an existing document. Either a concurrent first
 		// call created it, or it holds too large a value for the filter to match.
-		cur, err := c.current(ctx, name)
+		// Or it is not a counter seqd can use, which the filter leaves alone too.
+		cur, err := readCounter(ctx, c.coll, name)
 		switch {
 		case err == nil && cur > math.MaxInt64-n:
 			return 0, fmt.Errorf("%w: at %d, %d requested", ErrExhausted, cur, n)
@@ -126,22 +126,96 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (int64, err
 	}
 }
 
+// reserveBatch is reserve as the coalescer calls it. A counter always gets all n.
+func (c *Counter) reserveBatch(ctx context.Context, name string, n int64, _ func(int, int64) any) (first, count int64, err error) {
+	last, err := c.reserve(ctx, name, n)
+	return last - n + 1, n, err
+}
+
 // Current returns the last value handed out for name.
 func (c *Counter) Current(ctx context.Context, name string) (int64, error) {
 	if !ValidName(name) {
 		return 0, invalidName("current", name)
 	}
-	v, err := c.current(ctx, name)
+	v, err := readCounter(ctx, c.peek, name)
 	return v, wrap(err, "current", name)
 }
 
-func (c *Counter) current(ctx context.Context, name string) (int64, error) {
-	var doc counterDoc
-	err := c.coll.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&doc)
+// readCounter reads name's counter from coll.
+func readCounter(ctx context.Context, coll *mongo.Collection, name string) (int64, error) {
+	doc, err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Raw()
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return 0, ErrNotFound
 	}
-	return doc.Seq, err
+	if err != nil {
+		return 0, err
+	}
+	return counterValue(doc)
+}
+
+// counterFilter matches name's counter document if its seq is a counter seqd can
+// use, at most max. Every write to a counter document carries it, so that no write
+// changes a document of another shape: MongoDB compares numbers across types, so
+// without the $type a double or a negative seq would match, and $inc would go on
+// from it. When the filter matches nothing, an upsert collides with the document
+// (E11000), and reading it tells why.
+//
+// The conditions on seq sit inside $and: an upsert then copies nothing of them into
+// the document it creates. mongod copies only equalities either way, but FerretDB
+// 1.x copies a field's whole operator document, {$gte: …}, as the new seq.
+func counterFilter(name string, max int64) bson.D {
+	return bson.D{
+		{Key: "_id", Value: name},
+		{Key: "$and", Value: bson.A{bson.D{{Key: "seq", Value: bson.D{
+			{Key: "$type", Value: bson.A{"int", "long"}},
+			{Key: "$gte", Value: int64(0)},
+			{Key: "$lte", Value: max},
+		}}}}},
+	}
+}
+
+// counterValue returns the seq of a counter document, or an error wrapping
+// ErrInvalidCounter that says what was found instead of an integer from 0 to
+// math.MaxInt64. Doubles are refused even when whole: above 2^53 they cannot count
+// on by one, and $inc on one stays a double.
+func counterValue(doc bson.Raw) (int64, error) {
+	v, err := doc.LookupErr("seq")
+	if err != nil {
+		return 0, fmt.Errorf("%w: the counter document has no seq field", ErrInvalidCounter)
+	}
+	switch v.Type {
+	case bson.TypeInt32, bson.TypeInt64:
+		if n, _ := v.AsInt64OK(); n >= 0 {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: seq is %s %s, want an integer from 0 to %d (int32 or int64)",
+		ErrInvalidCounter, bsonTypeName(v.Type), cut(v.String(), 40), int64(math.MaxInt64))
+}
+
+// bsonTypeName names t with an article, as MongoDB's $type aliases spell it.
+func bsonTypeName(t bson.Type) string {
+	switch t {
+	case bson.TypeDouble:
+		return "a double"
+	case bson.TypeInt32:
+		return "an int"
+	case bson.TypeInt64:
+		return "a long"
+	case bson.TypeDecimal128:
+		return "a decimal"
+	case bson.TypeString:
+		return "a string"
+	}
+	return "of BSON type " + t.String()
+}
+
+// cut shortens s to at most n bytes, marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // Set moves name to value, creating the counter document if needed.
@@ -160,28 +234,32 @@ func (c *Counter) Set(ctx context.Context, name string, value int64, force bool)
 }
 
 func (c *Counter) set(ctx context.Context, name string, value int64, force bool) error {
-	filter := bson.D{{Key: "_id", Value: name}}
-	if force {
-		update := bson.D{{Key: "$set", Value: bson.D{{Key: "seq", Value: value}}}}
-		_, err := c.coll.UpdateOne(ctx, filter, update, options.UpdateOne().SetUpsert(true))
-		return err
-	}
-	update := bson.D{{Key: "$max", Value: bson.D{{Key: "seq", Value: value}}}}
+	filter := counterFilter(name, math.MaxInt64)
 	for attempt := 0; ; attempt++ {
-		var before counterDoc
-		err := c.coll.FindOneAndUpdate(ctx, filter, update, raiseOptions).Decode(&before)
-		switch {
-		case errors.Is(err, mongo.ErrNoDocuments):
-			return nil // the upsert created the document
-		case err == nil && before.Seq > value:
-			return fmt.Errorf("%w: at %d, asked for %d", ErrBackwards, before.Seq, value)
-		case err == nil:
-			return nil
-		case !mongo.IsDuplicateKeyError(err):
+		var err error
+		if force {
+			update := bson.D{{Key: "$set", Value: bson.D{{Key: "seq", Value: value}}}}
+			_, err = c.coll.UpdateOne(ctx, filter, update, options.UpdateOne().SetUpsert(true))
+		} else {
+			var before counterDoc
+			update := bson.D{{Key: "$max", Value: bson.D{{Key: "seq", Value: value}}}}
+			err = c.coll.FindOneAndUpdate(ctx, filter, update, raiseOptions).Decode(&before)
+			switch {
+			case errors.Is(err, mongo.ErrNoDocuments):
+				return nil // the upsert created the document
+			case err == nil && before.Seq > value:
+				return fmt.Errorf("%w: at %d, asked for %d", ErrBackwards, before.Seq, value)
+			}
+		}
+		if !mongo.IsDuplicateKeyError(err) {
 			return err
 		}
-		// A concurrent call created the document. mongod retries such an upsert
-		// itself, but not every server does.
+		// Either the document is one the filter refuses, or a concurrent call
+		// created it. mongod retries such an upsert itself, but not every server
+		// does.
+		if _, err := readCounter(ctx, c.coll, name); errors.Is(err, ErrInvalidCounter) {
+			return err
+		}
 		if attempt >= c.maxRetries {
 			return fmt.Errorf("%w: %d duplicate key retries", ErrContention, attempt)
 		}
@@ -194,17 +272,22 @@ func (c *Counter) set(ctx context.Context, name string, value int64, force bool)
 
 // List returns every counter, ordered by name.
 func (c *Counter) List(ctx context.Context) ([]Sequence, error) {
-	cur, err := c.coll.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	cur, err := c.peek.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, wrap(err, "list", "")
 	}
-	var docs []counterDoc
+	var docs []bson.Raw
 	if err := cur.All(ctx, &docs); err != nil {
 		return nil, wrap(err, "list", "")
 	}
 	seqs := make([]Sequence, 0, len(docs))
 	for _, d := range docs {
-		seqs = append(seqs, Sequence{Name: d.Name, Value: d.Seq})
+		name, ok := d.Lookup("_id").StringValueOK()
+		if !ok {
+			continue // not a sequence: every name is a string
+		}
+		v, err := counterValue(d)
+		seqs = append(seqs, Sequence{Name: name, Value: v, Err: wrap(err, "list", name)})
 	}
 	return seqs, nil
 }

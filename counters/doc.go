@@ -39,30 +39,47 @@
 // {_id: value, issuedAt: date}, into the collection "seq_<name>". That ledger
 // records when each value was issued.
 //
-// The loop has two costs. First, it does not scale. Every value costs a read and an
-// insert, and concurrent writers collide and retry. So throughput falls as writers
-// are added, and enough of them get ErrContention. Second, the maximum document is
-// the only record. If that document is deleted, its value is handed out again.
+// Callers of one Optimistic do not compete with each other: like Counter's, they
+// are coalesced, per collection (a ledger is the collection "seq_<name>", so Next
+// and Insert into that collection share a queue). The callers queued behind a
+// write are served together by the next one: it reads max(_id) once and inserts
+// max+1 … max+k with one ordered insertMany, a document per caller, in arrival
+// order. Collisions, and so retries and ErrContention, happen only between
+// processes. If another process took one of the values, the ordered insert stops
+// there: the callers of the documents before it get their values, and the rest
+// go, first in line, into the next write. A duplicate key in another unique index
+// of the application's fails only the caller whose document it is.
+//
+// The loop has two costs. First, across processes it does not scale: every write
+// costs a read and an insert, and writers in different processes collide and
+// retry, so throughput falls as processes are added, and enough of them get
+// ErrContention. Second, the maximum document is the only record. If that document
+// is deleted, its value is handed out again.
 //
 // So the choice is:
 //
 //   - Counter for sequences that many writers share, and for reserving ranges (NextN).
-//   - Optimistic for low-rate inserts, where a gapless integer _id in the document
-//     itself matters more than throughput, and only when the document with the
-//     highest _id is never deleted. Optimistic reserves one value per call: NextN
+//   - Optimistic for inserts from one process, or a few at a low rate, where a
+//     gapless integer _id in the document itself matters more than throughput,
+//     and only when the document with the highest _id is never deleted. Optimistic reserves one value per call: NextN
 //     with n > 1 returns ErrInvalidCount.
 //
-// # Coalescing (Counter)
+// # Coalescing
 //
 // Within one Counter, concurrent Next and NextN calls for the same name are
-// coalesced. A process should share one Counter per database, so below "process"
-// means that Counter. While a write for a name is in flight, new callers wait.
+// coalesced; within one Optimistic, concurrent Next and Insert calls for the same
+// collection. What follows says it for Counter; Optimistic's batches insert
+// documents instead of adding to seq. A process should share one Counter and one
+// Optimistic per database, so below "process" means that Counter. While a write for a name is in flight, new callers wait.
 // When the write completes, every caller that queued meanwhile is served by the
 // next write. That write reserves the sum of their counts with one $inc and gives
-// each caller its own sub-range, in arrival order. At most one write per name is
-// in flight per process. A busy name therefore costs one round trip per batch, not
-// one per caller. Each process hands out values for a name that are unique,
-// gapless and strictly increasing in completion order.
+// each caller its own sub-range, in arrival order. A process sends one write per
+// name at a time: the next write starts only once the last has returned. A write
+// abandoned at its deadline is the exception, since the server may still be
+// running it when the next one starts. A busy name therefore costs one round trip
+// per batch, not one per caller. The values a process hands out for a name are
+// unique and strictly increasing in completion order. They have gaps where a write
+// was abandoned or a caller left, as below.
 //
 // A caller whose context ends stops waiting at once:
 //
@@ -71,22 +88,27 @@
 //     this caller's values are lost. They become a gap in the sequence.
 //
 // One caller's cancellation must not fail the rest of its batch. So the batch write
-// runs on context.WithoutCancel of the first caller's context, which keeps its
-// values. That context gets its own deadline: the latest deadline among the batch's
-// callers, or now+Options.WriteTimeout if a caller has none and that is later. A
-// later deadline would help nobody, because every caller would have stopped
-// waiting. The write is cancelled once every caller in the batch has given up. An
-// error from the write goes to every caller in the batch.
+// runs on a fresh context, not one derived from any caller's: a caller's context
+// also carries its MongoDB session, and a batch must not run inside one caller's
+// transaction. That context has its own deadline: the latest deadline among the
+// batch's callers, or now+Options.WriteTimeout if a caller has none and that is
+// later. A later deadline would help nobody, because every caller would have
+// stopped waiting. The write is cancelled once every caller in the batch has given
+// up. An error from the write goes to every caller in the batch.
 //
 // A batch never asks for more than math.MaxInt64 values in total. Callers that would
 // push the sum past that wait for the next batch. If a batch asks for more values
 // than remain, its callers are served one at a time, so that those that still fit
-// get their values and only the rest get ErrExhausted.
+// get their values and only the rest get ErrExhausted. Once a write has shown that
+// k values do not fit, every caller of that name asking for k or more gets
+// ErrExhausted at once, without a write, for as long as callers of the name keep
+// the queue alive. (A Set with force that moves the sequence back meanwhile is
+// noticed once the queue has drained.)
 //
 // Per-name state exists only while a name has a write pending or in flight. The
 // name's queue and its goroutine go away as soon as the queue is empty, so idle
-// names cost nothing. Options.NoCoalesce turns coalescing off: each call then makes
-// its own round trip on the caller's context. This is meant for benchmarks and for
+// names cost nothing. Options.NoCoalesce turns coalescing off, for both strategies:
+// each call then makes its own round trip on the caller's context. This is meant for benchmarks and for
 // operators who want to compare the two modes.
 //
 // # Durability
@@ -104,6 +126,13 @@
 // sees an error may leave a gap, because its write may have been applied, but it
 // never gets a duplicate. On a standalone server there is no replication, and
 // majority means the same as w:1.
+//
+// Reads go to the primary whatever the client's readPreference says. The reads
+// that decide the next write (the counter read after E11000, the optimistic
+// max(_id)) must see the latest write; from a lagging secondary they would turn
+// into retries, ErrContention or an unexplained duplicate key. Current and List
+// read with read concern majority, so they never show a value that a failover
+// could roll back and hand out again.
 //
 // # Guarantees
 //
@@ -126,6 +155,10 @@
 // `counters: next "orders": sequence exhausted`. It wraps at most one of the
 // package's sentinel errors, so errors.Is works. Trouble reaching the backend wraps
 // ErrUnavailable as well as the driver's error. That covers a context that ended
-// while waiting for the server, timeouts, network errors, server selection failures
-// and a disconnected client.
+// while waiting for the server, timeouts, network errors, server selection failures,
+// a disconnected client, and server errors that mean the backend cannot confirm
+// now: a primary stepping down or a node shutting down, a mongos that cannot reach
+// a shard (codes 6, 7, 89, 9001), ExceededTimeLimit (262), and any write concern
+// error (64, 100 and the rest). Such an operation may have taken effect, which
+// leaves a gap, never a duplicate.
 package counters

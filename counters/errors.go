@@ -27,7 +27,9 @@ func wrap(err error, op, name string) error {
 }
 
 // unavailable reports whether err means that the backend could not be reached, or
-// did not answer, before the context or a driver timeout ran out.
+// could not confirm the operation, before the context or a driver timeout ran out.
+// The operation may still have taken effect (a gap, never a duplicate), so it is the
+// backend's trouble for now, not the request's.
 func unavailable(err error) bool {
 	var server mongo.ServerError
 	return errors.Is(err, context.DeadlineExceeded) ||
@@ -36,31 +38,55 @@ func unavailable(err error) bool {
 		errors.As(err, new(topology.ServerSelectionError)) ||
 		mongo.IsTimeout(err) ||
 		mongo.IsNetworkError(err) ||
-		errors.As(err, &server) && failingOver(server)
+		writeConcernFailed(err) ||
+		errors.As(err, &server) && cannotConfirm(server)
 }
 
-// failingOver reports a server error of a replica set changing primaries or a node
-// shutting down: the write may go through on the next primary, so it is the
-// backend's trouble for now, not the request's. The codes are those the driver
-// retries on.
-func failingOver(err mongo.ServerError) bool {
+// cannotConfirm reports a server error that means "not now" rather than "never":
+// a replica set changing primaries or a node shutting down (the codes the driver
+// retries on), a mongos that lost its shard, a time limit, or a write concern that
+// was not met.
+func cannotConfirm(err mongo.ServerError) bool {
 	if err.HasErrorLabel("RetryableWriteError") {
 		return true
 	}
-	for _, code := range []int{
-		91,    // ShutdownInProgress
-		189,   // PrimarySteppedDown
-		10107, // NotWritablePrimary
-		11600, // InterruptedAtShutdown
-		11602, // InterruptedDueToReplStateChange
-		13435, // NotPrimaryNoSecondaryOk
-		13436, // NotPrimaryOrSecondary
-	} {
+	for _, code := range unavailableCodes {
 		if err.HasErrorCode(code) {
 			return true
 		}
 	}
 	return false
+}
+
+// unavailableCodes are the server error codes cannotConfirm accepts.
+var unavailableCodes = []int{
+	6,     // HostUnreachable (mongos)
+	7,     // HostNotFound (mongos)
+	64,    // WriteConcernFailed
+	89,    // NetworkTimeout (mongos)
+	91,    // ShutdownInProgress
+	100,   // UnsatisfiableWriteConcern
+	189,   // PrimarySteppedDown
+	262,   // ExceededTimeLimit, with or without the retryable label
+	9001,  // SocketException (mongos)
+	10107, // NotWritablePrimary
+	11600, // InterruptedAtShutdown
+	11602, // InterruptedDueToReplStateChange
+	13435, // NotPrimaryNoSecondaryOk
+	13436, // NotPrimaryOrSecondary
+}
+
+// writeConcernFailed reports a write whose reply carries a writeConcernError, of
+// any code: the write was applied where it ran but not confirmed as asked. A
+// findOneAndUpdate or insert reports it as a WriteException, an insertMany as a
+// BulkWriteException.
+func writeConcernFailed(err error) bool {
+	var we mongo.WriteException
+	if errors.As(err, &we) && we.WriteConcernError != nil {
+		return true
+	}
+	var bwe mongo.BulkWriteException
+	return errors.As(err, &bwe) && bwe.WriteConcernError != nil
 }
 
 // invalidName is the error for a name that ValidName refuses.

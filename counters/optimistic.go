@@ -21,9 +21,11 @@ import (
 type Optimistic struct {
 	db         *mongo.Database
 	collOpts   *options.CollectionOptionsBuilder
+	peekOpts   *options.CollectionOptionsBuilder // for Current and List
 	maxRetries int
 	observer   Observer
 	now        func() time.Time
+	coalescer  *coalescer // by collection; nil with Options.NoCoalesce
 }
 
 var _ Sequencer = (*Optimistic)(nil)
@@ -31,13 +33,18 @@ var _ Sequencer = (*Optimistic)(nil)
 // NewOptimistic returns an Optimistic that works in db.
 func NewOptimistic(db *mongo.Database, opts Options) *Optimistic {
 	opts = opts.withDefaults()
-	return &Optimistic{
+	o := &Optimistic{
 		db:         db,
 		collOpts:   opts.collectionOptions(),
+		peekOpts:   opts.peekOptions(),
 		maxRetries: opts.MaxRetries,
 		observer:   opts.Observer,
 		now:        time.Now,
 	}
+	if !opts.NoCoalesce {
+		o.coalescer = newCoalescer(o.insertBatch, opts.WriteTimeout, nil)
+	}
+	return o
 }
 
 // ledgerEntry is one value that a sequence handed out. Set marks an entry that Set
@@ -75,8 +82,7 @@ func (o *Optimistic) Insert(ctx context.Context, collection string, doc any) (in
 			withID = append(withID, bson.E{Key: e.Key(), Value: e.Value()})
 		}
 	}
-	coll := o.db.Collection(collection, o.collOpts)
-	id, err := o.insertNext(ctx, coll, func(id int64) any {
+	id, err := o.insert(ctx, collection, func(id int64) any {
 		withID[0].Value = id
 		return withID
 	})
@@ -93,42 +99,94 @@ func documentElements(doc any) ([]bson.RawElement, error) {
 	return bson.Raw(raw).Elements()
 }
 
-// insertNext is the optimistic loop: insert build(max+1) into coll, and on a
-// duplicate key read the maximum again and retry.
-func (o *Optimistic) insertNext(ctx context.Context, coll *mongo.Collection, build func(id int64) any) (int64, error) {
-	last, _, err := maxID(ctx, coll)
+// insert inserts doc(max+1) into coll, through the coalescer unless it is off, and
+// returns the _id it got.
+//
+// A caller inside a session or transaction inserts on its own: its insert belongs
+// to its transaction and must not carry other callers' documents.
+func (o *Optimistic) insert(ctx context.Context, coll string, doc func(id int64) any) (int64, error) {
+	if o.coalescer != nil && mongo.SessionFromContext(ctx) == nil {
+		r, err := o.coalescer.do(ctx, coll, 1, doc)
+		return r.Last, err
+	}
+	id, _, err := o.insertBatch(ctx, coll, 1, func(_ int, id int64) any { return doc(id) })
+	var de *docError
+	if errors.As(err, &de) {
+		err = de.err
+	}
+	return id, err
+}
+
+// insertBatch is the optimistic loop for n documents, the batch of callers queued
+// behind the last write: it inserts build(i, max+1+i) for i < n into coll with one
+// ordered insertMany, and returns the ids it got. On a duplicate key in the first
+// document it reads the maximum again and retries; past the first, the documents
+// before it are inserted and it returns those, so that the coalescer serves their
+// callers and queues the rest again.
+func (o *Optimistic) insertBatch(ctx context.Context, coll string, n int64, build func(i int, id int64) any) (first, count int64, err error) {
+	c := o.db.Collection(coll, o.collOpts)
+	last, _, err := maxID(ctx, c)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	for attempt := 0; ; attempt++ {
 		if last == math.MaxInt64 {
-			return 0, fmt.Errorf("%w: at %d", ErrExhausted, last)
+			return 0, 0, fmt.Errorf("%w: at %d", ErrExhausted, last)
 		}
-		id := last + 1
-		_, err := coll.InsertOne(ctx, build(id))
-		if err == nil {
-			return id, nil
-		}
-		if !mongo.IsDuplicateKeyError(err) {
-			return 0, err
+		first, count = last+1, min(n, math.MaxInt64-last) // those that fit
+		inserted, err := insertOrdered(ctx, c, first, count, build)
+		switch {
+		case err == nil:
+			return first, count, nil
+		case inserted > 0:
+			return first, inserted, nil
+		case !mongo.IsDuplicateKeyError(err):
+			return 0, 0, err
 		}
 		dupErr := err
-		if last, _, err = maxID(ctx, coll); err != nil {
-			return 0, err
+		if last, _, err = maxID(ctx, c); err != nil {
+			return 0, 0, err
 		}
-		if last < id {
-			// Nobody holds id, so the duplicate key is in another unique index of
-			// the application's. Retrying would not help.
-			return 0, dupErr
+		if last < first {
+			// Nobody holds first, so the duplicate key is in another unique index
+			// of the application's, and the first caller's document is at fault.
+			// Retrying would not help it.
+			return 0, 0, &docError{dupErr}
 		}
 		if attempt >= o.maxRetries {
-			return 0, fmt.Errorf("%w: %d duplicate key retries", ErrContention, attempt)
+			return 0, 0, fmt.Errorf("%w: %d duplicate key retries", ErrContention, attempt)
 		}
 		o.observer.Retry(StrategyOptimistic)
 		if err := backoff(ctx, attempt); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
+}
+
+// insertOrdered inserts build(i, first+i) for i < count, in order, and returns how
+// many documents went in before the first that failed. It knows that number only
+// from the server's write errors: after any other error it reports none.
+func insertOrdered(ctx context.Context, c *mongo.Collection, first, count int64, build func(i int, id int64) any) (int64, error) {
+	if count == 1 {
+		_, err := c.InsertOne(ctx, build(0, first))
+		if err != nil {
+			return 0, err
+		}
+		return 1, nil
+	}
+	docs := make([]any, count)
+	for i := range docs {
+		docs[i] = build(i, first+int64(i))
+	}
+	_, err := c.InsertMany(ctx, docs, options.InsertMany().SetOrdered(true))
+	if err == nil {
+		return count, nil
+	}
+	var bwe mongo.BulkWriteException
+	if errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0 {
+		return int64(bwe.WriteErrors[0].Index), err
+	}
+	return 0, err
 }
 
 var maxIDOptions = options.FindOne().
@@ -160,7 +218,8 @@ func maxID(ctx context.Context, coll *mongo.Collection) (max int64, found bool, 
 			return int64(f), true, nil
 		}
 	}
-	return 0, false, fmt.Errorf("largest _id %v is not a whole number seqd can continue from: %w", doc.ID, ErrInvalidValue)
+	return 0, false, fmt.Errorf("%w: the largest _id, %s, is not a whole number seqd can continue from",
+		ErrInvalidCounter, cut(doc.ID.String(), 40))
 }
 
 func (o *Optimistic) ledger(name string) *mongo.Collection {
@@ -172,7 +231,7 @@ func (o *Optimistic) Next(ctx context.Context, name string) (int64, error) {
 	if !ValidName(name) {
 		return 0, invalidName("next", name)
 	}
-	v, err := o.insertNext(ctx, o.ledger(name), func(id int64) any {
+	v, err := o.insert(ctx, LedgerPrefix+name, func(id int64) any {
 		return ledgerEntry{Value: id, IssuedAt: o.now()}
 	})
 	return v, wrap(err, "next", name)
@@ -197,7 +256,7 @@ func (o *Optimistic) Current(ctx context.Context, name string) (int64, error) {
 	if !ValidName(name) {
 		return 0, invalidName("current", name)
 	}
-	v, found, err := maxID(ctx, o.ledger(name))
+	v, found, err := maxID(ctx, o.db.Collection(LedgerPrefix+name, o.peekOpts))
 	if err == nil && !found {
 		err = ErrNotFound
 	}
@@ -270,11 +329,13 @@ func (o *Optimistic) List(ctx context.Context) ([]Sequence, error) {
 		if !ok || !ValidName(name) {
 			continue
 		}
-		v, found, err := maxID(ctx, o.db.Collection(coll))
-		if err != nil {
+		v, found, err := maxID(ctx, o.db.Collection(coll, o.peekOpts))
+		switch {
+		case errors.Is(err, ErrInvalidCounter):
+			seqs = append(seqs, Sequence{Name: name, Err: wrap(err, "list", name)})
+		case err != nil:
 			return nil, wrap(err, "list", "")
-		}
-		if found {
+		case found:
 			seqs = append(seqs, Sequence{Name: name, Value: v})
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/readconcern"
+	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 )
 
@@ -38,8 +40,8 @@ type Options struct {
 	// majority. The package comment explains why w:1 can hand out duplicates.
 	WriteConcern *writeconcern.WriteConcern
 
-	// NoCoalesce gives every Counter call its own round trip. This is meant for
-	// benchmarks and operators; see the package comment.
+	// NoCoalesce gives every call its own round trip, in both strategies. This is
+	// meant for benchmarks and operators; see the package comment.
 	NoCoalesce bool
 
 	// MaxRetries bounds the retries after duplicate key errors in one call. Past the
@@ -47,7 +49,7 @@ type Options struct {
 	// negative value means no retries.
 	MaxRetries int
 
-	// WriteTimeout bounds a coalesced Counter write when one of its callers has no
+	// WriteTimeout bounds a coalesced write when one of its callers has no
 	// deadline. The write runs on a context that no single caller can cancel, so
 	// it needs a bound of its own. 0 means DefaultWriteTimeout.
 	WriteTimeout time.Duration
@@ -79,8 +81,20 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// collectionOptions are for the collections a strategy writes, and for the reads
+// that decide what it writes next (the counter read after E11000, the optimistic
+// max(_id)). Those reads go to the primary whatever the client's readPreference
+// says: a secondary can lag, and a stale maximum or counter turns into needless
+// retries, ErrContention, or a duplicate key seqd cannot explain.
 func (o Options) collectionOptions() *options.CollectionOptionsBuilder {
-	return options.Collection().SetWriteConcern(o.WriteConcern)
+	return options.Collection().SetWriteConcern(o.WriteConcern).SetReadPreference(readpref.Primary())
+}
+
+// peekOptions are for the reads that only show a value (Current and List): read
+// concern majority, so that they never show a value that a failover could roll
+// back and hand out again.
+func (o Options) peekOptions() *options.CollectionOptionsBuilder {
+	return o.collectionOptions().SetReadConcern(readconcern.Majority())
 }
 
 type nopObserver struct{}

@@ -21,17 +21,21 @@ type Range struct {
 func (r Range) Count() int64 { return r.Last - r.First + 1 }
 
 // Sequence is a named sequence and its current value (the last value handed out).
+// In a List, Err is set instead of Value for a sequence whose record seqd cannot
+// use (it wraps ErrInvalidCounter).
 type Sequence struct {
 	Name  string `json:"name"`
 	Value int64  `json:"value"`
+	Err   error  `json:"-"`
 }
 
 // Sequencer hands out the values of named sequences. Both strategies implement it;
 // the HTTP layer picks one by name.
 //
 // Every method returns an error that wraps ErrInvalidName for a name that is not
-// valid (see ValidName), and ErrUnavailable when the backend could not be reached
-// in time. Other errors are wrapped driver errors.
+// valid (see ValidName), ErrUnavailable when the backend could not be reached or
+// could not confirm in time, and ErrInvalidCounter when the sequence's stored record
+// is not one seqd can use. Other errors are wrapped driver errors.
 type Sequencer interface {
 	// Strategy returns the strategy's name (StrategyCounter or StrategyOptimistic).
 	Strategy() string
@@ -55,7 +59,8 @@ type Sequencer interface {
 	// set, and ErrInvalidValue for a negative value.
 	Set(ctx context.Context, name string, value int64, force bool) error
 
-	// List returns every sequence, ordered by name.
+	// List returns every sequence, ordered by name. A sequence whose record seqd
+	// cannot use is listed with Err set, so one such record does not hide the rest.
 	List(ctx context.Context) ([]Sequence, error)
 }
 
@@ -70,6 +75,12 @@ var (
 	ErrContention   = errors.New("too much contention")
 	ErrBackwards    = errors.New("sequence would move backwards")
 	ErrUnavailable  = errors.New("backend unavailable")
+
+	// ErrInvalidCounter is a record that seqd did not write and cannot continue
+	// from: a counter document whose seq is not an integer from 0 to
+	// math.MaxInt64 (int32 or int64), or a ledger whose largest _id is not a whole
+	// number. seqd changes no such record; someone has to repair it.
+	ErrInvalidCounter = errors.New("the sequence's stored record is not one seqd can use")
 )
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)

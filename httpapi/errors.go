@@ -44,6 +44,7 @@ var domainErrors = []struct {
 	{counters.ErrExhausted, http.StatusConflict, "exhausted"},
 	{counters.ErrContention, http.StatusServiceUnavailable, "contention"},
 	{counters.ErrUnavailable, http.StatusServiceUnavailable, "unavailable"},
+	{counters.ErrInvalidCounter, http.StatusInternalServerError, "invalid_counter"},
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, "unavailable"},
 	{context.Canceled, http.StatusServiceUnavailable, "unavailable"}, // the client left
 }

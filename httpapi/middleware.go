@@ -37,11 +37,6 @@ func observe(log *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 			if p := r.URL.Path; strings.HasPrefix(p, "/oid") || strings.HasPrefix(p, "/seq") {
 				h[echo.HeaderCacheControl] = noStoreValue // shared: Set would allocate
 			}
-			rid := r.Header.Get(echo.HeaderXRequestID)
-			if !plainID(rid) {
-				rid = objectid.New().Hex()
-			}
-			h[echo.HeaderXRequestID] = []string{rid}
 			ctx := r.Context()
 
 			if err := serveRecovering(c, next, log); err != nil {
@@ -60,7 +55,7 @@ func observe(log *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 			}
 			if log.Enabled(ctx, level) {
 				log.LogAttrs(ctx, level, "request",
-					slog.String("request_id", rid),
+					slog.String("request_id", requestID(c)),
 					slog.String("method", r.Method),
 					slog.String("path", r.URL.Path),
 					slog.Int("status", status),
@@ -75,8 +70,11 @@ func observe(log *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 
 var noStoreValue = []string{"no-store"}
 
-// serveRecovering calls next, and turns a panic in it into an error, logged with its
-// stack. http.ErrAbortHandler is let through: it is net/http's way to abort.
+// serveRecovering gives the request its id and calls next, and turns a panic in
+// either into an error, logged with its stack. The id is made inside the recovery
+// because making one reads the clock, and objectid panics on a reading past 2106:
+// that must cost one request a 500, not every request its connection.
+// http.ErrAbortHandler is let through: it is net/http's way to abort.
 func serveRecovering(c echo.Context, next echo.HandlerFunc, log *slog.Logger) (err error) {
 	defer func() {
 		p := recover()
@@ -92,8 +90,16 @@ func serveRecovering(c echo.Context, next echo.HandlerFunc, log *slog.Logger) (e
 		err = fmt.Errorf("panic: %w", err)
 		log.Error("panic", "request_id", requestID(c), "err", err, "stack", string(debug.Stack()))
 	}()
+	rid := c.Request().Header.Get(echo.HeaderXRequestID)
+	if !plainID(rid) {
+		rid = newRequestID()
+	}
+	c.Response().Header()[echo.HeaderXRequestID] = []string{rid}
 	return next(c)
 }
+
+// newRequestID makes the id of a request that brought none; tests replace it.
+var newRequestID = func() string { return objectid.New().Hex() }
 
 // errClientGone answers a request whose client closed the connection before the
 // answer was ready (nginx's 499); no one reads it, but logs and metrics do.

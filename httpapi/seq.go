@@ -200,7 +200,15 @@ func readSetBody(r *http.Request) (int64, error) {
 }
 
 type listResponse struct {
-	Sequences []counters.Sequence `json:"sequences"`
+	Sequences []listEntry `json:"sequences"`
+}
+
+// listEntry is one sequence in GET /seq: its value, or, for a sequence whose
+// stored record seqd cannot use, the error a request for it gets.
+type listEntry struct {
+	Name  string       `json:"name"`
+	Value *int64       `json:"value,omitempty"`
+	Error *errorDetail `json:"error,omitempty"`
 }
 
 // listSequences serves GET /seq[?strategy=…].
@@ -218,9 +226,16 @@ func listSequences(seqs sequencers) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if list == nil {
-			list = []counters.Sequence{}
+		entries := make([]listEntry, len(list))
+		for i, s := range list {
+			entries[i].Name = s.Name
+			if s.Err != nil {
+				e := classify(s.Err)
+				entries[i].Error = &errorDetail{Code: e.Code, Message: e.Message}
+			} else {
+				entries[i].Value = &list[i].Value
+			}
 		}
-		return c.JSON(http.StatusOK, listResponse{Sequences: list})
+		return c.JSON(http.StatusOK, listResponse{Sequences: entries})
 	}
 }

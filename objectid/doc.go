@@ -50,16 +50,27 @@
 //     ids keep the last timestamp and count on, carrying as above, until the
 //     clock passes it again. Times before 1970 count as second 0.
 //   - Range: the timestamp field ends at 0xffffffff seconds
-//     (2106-02-07T06:28:15Z). New and Fill panic rather than wrap past it.
+//     (2106-02-07T06:28:15Z). New and Fill panic rather than wrap past it. A
+//     clock reading past it makes that one call panic and changes nothing, so
+//     the Generator goes on once the clock reads right again.
 //
-// The counter starts each second at 0, so the whole 2^24 is available; a
+// A Spec counter starts each second at 0, so the whole 2^24 is available; a
 // Generator's first second starts instead at a random value below 2^23, as the
 // specification and mgo ask, which keeps at least 2^23 ids for that second.
+// A Legacy counter starts every second at a random value below 2^24, for the
+// twins below; a second then holds 2^24 minus that start before it carries, so
+// under bursts a Legacy Generator's timestamps run ahead of the clock sooner.
 //
 // Uniqueness across processes rests on the process part, as it does for every
-// ObjectId: 40 random bits for Spec. Legacy ids from two live processes whose
-// hostnames hash alike and whose pids agree in their low 16 bits can collide;
-// prefer Spec.
+// ObjectId: 40 random bits for Spec. Legacy has only the hostname's hash and the
+// pid, and two live processes can share both ("twins": pid 1 in containers
+// given one hostname). Twins' ids can collide only within a second in which both
+// make ids. Because each second's counter starts at random, twins that make k1
+// and k2 ids in one second collide in it with probability about
+// (k1+k2-1)/2^24, independently from second to second: 1 in 16.8 million for one
+// id each, and no more than if every counter were drawn at random, which gives
+// about k1·k2/2^24. (Counters that restarted at 0 would collide in every such
+// second.) Prefer Spec: its twins need the same 40 random bits.
 //
 // # Clock
 //

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	mathrand "math/rand/v2"
 	"os"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,9 @@ type Generator struct {
 	state   atomic.Uint64    // timestamp<<24 | counter of the last id handed out
 	now     func() time.Time // nil: the wall clock, read by wallSeconds
 	process [5]byte          // bytes 4–8 of every id
+	// randomSecond makes each new second start at a random counter (Legacy),
+	// rather than at 0: see the package comment on twins.
+	randomSecond bool
 }
 
 // Option configures a Generator.
@@ -73,6 +77,7 @@ func NewGenerator(layout Layout, opts ...Option) *Generator {
 		m := machine()
 		copy(g.process[0:3], m[:])
 		binary.BigEndian.PutUint16(g.process[3:5], uint16(os.Getpid()))
+		g.randomSecond = true
 	default:
 		panic(fmt.Sprintf("objectid: NewGenerator: unknown layout %d", int(layout)))
 	}
@@ -127,6 +132,9 @@ func FillLegacy(dst []ID) { legacyGenerator.Fill(dst) }
 // atomic add. It panics if the timestamp would pass 2106-02-07T06:28:15Z.
 func (g *Generator) New() ID {
 	now := g.seconds()
+	if now > maxTimestamp {
+		panicExhausted() // before the state moves, so a bad reading does no harm
+	}
 	v := g.state.Add(1)
 	if v>>counterBits < now {
 		v = g.catchUp(now, 1)
@@ -153,6 +161,9 @@ func (g *Generator) Fill(dst []ID) {
 	}
 	n := uint64(len(dst))
 	now := g.seconds()
+	if now > maxTimestamp {
+		panicExhausted() // before the state moves, as in New
+	}
 	last := g.state.Add(n)
 	if (last-n+1)>>counterBits < now {
 		last = g.catchUp(now, n)
@@ -193,7 +204,10 @@ func (g *Generator) catchUp(now, n uint64) uint64 {
 			return g.state.Add(n)
 		}
 		first := now << counterBits
-		if cur <= counterMask {
+		switch {
+		case g.randomSecond:
+			first |= uint64(mathrand.Uint32() & counterMask)
+		case cur <= counterMask:
 			// Fresh generator, still at timestamp 0: keep its random start.
 			first |= cur
 		}
@@ -204,7 +218,9 @@ func (g *Generator) catchUp(now, n uint64) uint64 {
 }
 
 // seconds reads the clock as Unix seconds, clamped to 0 below and to
-// maxTimestamp+1 above, where New and Fill panic rather than wrap.
+// maxTimestamp+1 above, where New and Fill panic rather than wrap. They panic
+// before they touch the state: one wrong reading must not leave the state past
+// the limit, where every later call would panic.
 func (g *Generator) seconds() uint64 {
 	var sec int64
 	if g.now == nil {

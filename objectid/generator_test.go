@@ -99,10 +99,12 @@ func TestNewPastCounterOverflow(t *testing.T) {
 }
 
 // TestNewFollowsClock checks how the timestamp tracks the clock: a new second
-// restarts the counter at 0, and a clock that steps back holds the timestamp.
+// restarts the counter at 0 (Spec; Legacy's restarts at random, see
+// TestLegacyTwinsDoNotCollideInStep), and a clock that steps back holds the
+// timestamp.
 func TestNewFollowsClock(t *testing.T) {
 	clock := newFakeClock(t0)
-	g := objectid.NewGenerator(objectid.Legacy, objectid.WithClock(clock.now))
+	g := objectid.NewGenerator(objectid.Spec, objectid.WithClock(clock.now))
 	g.New()
 	for _, step := range []struct {
 		clock   int64
@@ -312,5 +314,85 @@ func TestLayoutString(t *testing.T) {
 		if got := layout.String(); got != want {
 			t.Errorf("Layout(%d).String() = %q, want %q", int(layout), got, want)
 		}
+	}
+}
+
+// TestBadClockReadingLeavesStateAlone reads the clock once past 2106: that call
+// panics, and the generator then goes on from where it was once the clock reads
+// right again.
+func TestBadClockReadingLeavesStateAlone(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		call func(g *objectid.Generator) objectid.ID
+	}{
+		{"New", func(g *objectid.Generator) objectid.ID { return g.New() }},
+		{"Fill", func(g *objectid.Generator) objectid.ID {
+			var ids [3]objectid.ID
+			g.Fill(ids[:])
+			return ids[2]
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newFakeClock(t0)
+			g := objectid.NewGenerator(objectid.Spec, objectid.WithClock(clock.now))
+			before := g.New()
+
+			clock.set(1 << 40)
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("%s with the clock past 2106 did not panic", tc.name)
+					}
+				}()
+				tc.call(g)
+			}()
+
+			clock.set(t0)
+			var after objectid.ID
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Fatalf("%s after the clock is right again: panic %v", tc.name, p)
+					}
+				}()
+				after = tc.call(g)
+			}()
+			if after.Timestamp() != t0 || objectid.Compare(before, after) >= 0 {
+				t.Errorf("%s after the clock is right again = %v, want timestamp %d and greater than %v", tc.name, after, t0, before)
+			}
+		})
+	}
+}
+
+// TestLegacyTwinsDoNotCollideInStep runs two Legacy generators with the same
+// process part, as two processes with pid 1 on hosts of one name have, on one
+// clock, each making one id a second for 100 seconds. Each second's counter starts
+// at random, so the two agree in a given second with probability 2^-24: the test
+// allows one agreement in 100 seconds (it fails by chance about once in 3·10^11
+// runs). Counters that restart at 0 every second agree in all 100.
+func TestLegacyTwinsDoNotCollideInStep(t *testing.T) {
+	clock := newFakeClock(t0)
+	a := objectid.NewGenerator(objectid.Legacy, objectid.WithClock(clock.now))
+	b := objectid.NewGenerator(objectid.Legacy, objectid.WithClock(clock.now))
+	if a.New().Process() != b.New().Process() {
+		t.Fatal("two Legacy generators in one process have different process parts")
+	}
+	same := 0
+	for sec := int64(t0 + 1); sec <= t0+100; sec++ {
+		clock.set(sec)
+		x, y := a.New(), b.New()
+		if x.Timestamp() != uint32(sec) || y.Timestamp() != uint32(sec) {
+			t.Fatalf("second %d: ids %v and %v, want that timestamp", sec, x, y)
+		}
+		if x == y {
+			same++
+		}
+		// Within the second, the counter counts on by one.
+		if next := a.New(); !follows(x, next) {
+			t.Fatalf("second %d: %v after %v, want the next counter value", sec, next, x)
+		}
+	}
+	if same > 1 {
+		t.Errorf("the twins made the same id in %d of 100 seconds", same)
 	}
 }

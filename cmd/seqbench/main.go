@@ -27,7 +27,7 @@
 //  5. GET /seq/{name}/next?count=1000: values/s.
 //  6. Latency at c = 1 of /seq/{name}/next vs the same findOneAndUpdate ($inc, upsert,
 //     write concern majority) made in-process with the driver, p50 and p99 of 2000 calls.
-//  7. The optimistic strategy at c = 1, 4, 16: values/s, duplicate key retries per value
+//  7. The optimistic strategy at c = 1, 16, 64: values/s, duplicate key retries per value
 //     (the delta of seqd_duplicate_key_retries_total{strategy="optimistic"} on /metrics)
 //     and contention errors (503s).
 //
