@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -346,42 +345,6 @@ func checkUnavailable(status int, header http.Header, body []byte) error {
 		return fmt.Errorf("503 with code %q, want unavailable", code)
 	}
 	return nil
-}
-
-// goroutines reads go_goroutines from seqd's /metrics. hc should not keep
-// connections alive, so that the scrape leaves no connection goroutine behind.
-func goroutines(ctx context.Context, hc *http.Client, base string) (int, error) {
-	v, err := metric(ctx, hc, base, "go_goroutines")
-	return int(v), err
-}
-
-// metric reads one series, such as `seqd_backend_errors_total{code="unavailable"}`,
-// from seqd's /metrics.
-func metric(ctx context.Context, hc *http.Client, base, series string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("/metrics: status %d", resp.StatusCode)
-	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	prefix := []byte(series + " ")
-	for sc.Scan() {
-		if v, ok := bytes.CutPrefix(sc.Bytes(), prefix); ok {
-			return strconv.ParseFloat(string(v), 64)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, fmt.Errorf("/metrics has no %s", series)
 }
 
 // pollUntil calls check every 50ms until it reports done, and fails the test if ctx

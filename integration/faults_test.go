@@ -26,9 +26,12 @@ import (
 // throughout: no value is handed out twice, a failure is quick and well-formed,
 // nothing is left behind.
 //
-// On the dev store (FerretDB) findAndModify is not atomic across clients, so two
-// seqd processes must never write one name at the same time. These tests run one
-// seqd at a time: the second starts only after the first has exited.
+// These tests run one seqd at a time: the second starts only after the first has
+// exited, so every value after the restart must be above every value before it.
+// What a server reports without a process dying (failover errors, write-concern
+// errors, dropped or slow connections) is in failpoint_test.go, injected with
+// MongoDB's failCommand failpoint; several seqd on one store are in
+// instances_test.go.
 
 // faultClients is how many HTTP clients load seqd in the fault tests.
 const faultClients = 16
@@ -260,9 +263,9 @@ func TestFaultAbandonedRequestsLeaveNoGoroutines(t *testing.T) {
 	// Requests abandoned right after they are sent, or at some point while seqd waits
 	// for the slowed backend.
 	// seqd answers 499 (logged, counted) to a client that left before its answer.
-	const cutInBackend = `seqd_http_requests_total{code="499",method="POST",url="/seq/:name/next"}`
-	if _, err := metric(ctx, scraper, base, cutInBackend); err == nil {
-		t.Fatalf("%s before any request was abandoned", cutInBackend)
+	cutInBackend := []string{"code", "499", "method", "POST", "url", "/seq/:name/next"}
+	if _, err := metric(ctx, scraper, base, "seqd_http_requests_total", cutInBackend...); err == nil {
+		t.Fatalf("seqd_http_requests_total%q before any request was abandoned", cutInBackend)
 	}
 	proxy.SetDelay(100 * time.Millisecond)
 	const abandoned = 300
@@ -304,7 +307,7 @@ func TestFaultAbandonedRequestsLeaveNoGoroutines(t *testing.T) {
 	wg.Wait()
 	// A request whose client leaves while seqd waits for the backend ends with a
 	// cancelled context, which seqd answers 499. Some must have.
-	cut, err := metric(ctx, scraper, base, cutInBackend)
+	cut, err := metric(ctx, scraper, base, "seqd_http_requests_total", cutInBackend...)
 	if err != nil {
 		t.Fatal(err)
 	}
