@@ -1,0 +1,185 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
+
+	"github.com/seqd/seqd/counters"
+	"github.com/seqd/seqd/integration/seqdproc"
+	"github.com/seqd/seqd/internal/history"
+)
+
+// A cluster is the environment of the several-instance and failpoint tests: a
+// deployment of several seqd processes on one database of the backend, as behind
+// a load balancer, and the clients that use it, over HTTP or, as other
+// applications sharing the counters, through the driver.
+type cluster struct {
+	t     *testing.T
+	db    string // the database every instance uses
+	seqds []*seqdproc.Server
+	http  *http.Client
+}
+
+// seqdAppName is the application name seqd gives in its handshake. A failpoint
+// aimed at it leaves the test's own driver clients alone.
+const seqdAppName = "seqd"
+
+// startCluster starts instances seqd processes on a new database, with the admin
+// token and env (KEY=value), and stops them when the test ends. clients is the
+// most HTTP clients the test will run at once.
+func startCluster(t *testing.T, instances, clients int, env ...string) *cluster {
+	t.Helper()
+	c := &cluster{t: t, db: be.Database(t).Name(), http: loadClient(t, clients)}
+	env = append([]string{"SEQD_ADMIN_TOKEN=" + adminToken}, env...)
+	for range instances {
+		c.seqds = append(c.seqds, startSeqdAt(t, seqdURI(), c.db, env...))
+	}
+	return c
+}
+
+// load has clients HTTP clients call /seq/{name}/next until it is stopped, spread
+// evenly over the instances: client i asks instance i % instances. handle gets
+// every outcome, with the instance that gave it, as startLoad describes.
+func (c *cluster) load(ctx context.Context, name string, clients int, handle func(instance int, call nextCall)) (stop func()) {
+	var loads []*load
+	for i, srv := range c.seqds {
+		n := clients / len(c.seqds)
+		if i < clients%len(c.seqds) {
+			n++
+		}
+		loads = append(loads, startLoad(ctx, c.t, c.http, srv.URL(), name, n, func(call nextCall) { handle(i, call) }))
+	}
+	return func() {
+		for _, l := range loads {
+			l.stop()
+		}
+	}
+}
+
+// op checks a 200 answer from instance and turns it into an operation of the
+// history.
+func (c *cluster) op(instance int, call nextCall, name string) (history.Op, error) {
+	r, err := call.issued(name)
+	if err != nil {
+		return history.Op{}, err
+	}
+	return history.Op{
+		Client: fmt.Sprintf("http-%d -> %s", call.client, c.seqds[instance].Addr()),
+		Start:  call.start, End: call.start.Add(call.latency),
+		First: r.first, Last: r.last,
+	}, nil
+}
+
+// counters returns the instances' counter collection as another application sees
+// it: through a client of its own, with its own connections.
+func (c *cluster) counters() *mongo.Collection {
+	return be.NewClient(c.t).Database(c.db).Collection(counters.DefaultCollection,
+		options.Collection().SetWriteConcern(writeconcern.Majority()))
+}
+
+// increment is what another application does to take a value of the counter
+// name: the findOneAndUpdate $inc that seqd's counter documents are made for.
+func increment(ctx context.Context, coll *mongo.Collection, name string) (int64, error) {
+	var doc struct {
+		Seq int64 `bson:"seq"`
+	}
+	err := coll.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: name}},
+		bson.D{{Key: "$inc", Value: bson.D{{Key: "seq", Value: 1}}}},
+		options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&doc)
+	if err != nil {
+		return 0, fmt.Errorf("findOneAndUpdate %q $inc: %w", name, err)
+	}
+	return doc.Seq, nil
+}
+
+// raise sets name to value through instance's admin API, as an operator does
+// during the run, and returns the call as an operation of the history holding
+// value: once it has returned, no allocation may get value or less. The caller
+// chooses a value above any handed out before the call, so that the operation
+// also holds for everything that completed before.
+func (c *cluster) raise(ctx context.Context, instance int, name string, value int64) (history.Op, error) {
+	start := time.Now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.seqds[instance].URL()+"/seq/"+name,
+		strings.NewReader(fmt.Sprintf(`{"value":%d}`, value)))
+	if err != nil {
+		return history.Op{}, err
+	}
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return history.Op{}, fmt.Errorf("PUT /seq/%s: %w", name, err)
+	}
+	defer resp.Body.Close()
+	var body seqReply
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusOK || body.Value != value {
+		return history.Op{}, fmt.Errorf("PUT /seq/%s {value: %d}: status %d, %+v, %v", name, value, resp.StatusCode, body, err)
+	}
+	return history.Op{Client: "admin PUT -> " + c.seqds[instance].Addr(), Start: start, End: time.Now(), First: value, Last: value}, nil
+}
+
+// A tally counts outcomes by kind, from many goroutines, so that a test can wait
+// for a number of them instead of sleeping.
+type tally struct {
+	mu      sync.Mutex
+	counts  map[string]int
+	waiters []tallyWaiter
+}
+
+type tallyWaiter struct {
+	kind string
+	n    int
+	ch   chan struct{}
+}
+
+// add counts one outcome of kind.
+func (t *tally) add(kind string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.counts == nil {
+		t.counts = map[string]int{}
+	}
+	t.counts[kind]++
+	keep := t.waiters[:0]
+	for _, w := range t.waiters {
+		if w.kind == kind && t.counts[kind] >= w.n {
+			close(w.ch)
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	t.waiters = keep
+}
+
+// reach returns a channel that is closed once kind has been counted n times.
+func (t *tally) reach(kind string, n int) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w := tallyWaiter{kind: kind, n: n, ch: make(chan struct{})}
+	if t.counts[kind] >= n {
+		close(w.ch)
+	} else {
+		t.waiters = append(t.waiters, w)
+	}
+	return w.ch
+}
+
+// count is how many outcomes of kind have been counted.
+func (t *tally) count(kind string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.counts[kind]
+}
