@@ -72,15 +72,9 @@ func (c *cluster) load(ctx context.Context, name string, clients int, handle fun
 // op checks a 200 answer from instance and turns it into an operation of the
 // history.
 func (c *cluster) op(instance int, call nextCall, name string) (history.Op, error) {
-	r, err := call.issued(name)
-	if err != nil {
-		return history.Op{}, err
-	}
-	return history.Op{
-		Client: fmt.Sprintf("http-%d -> %s", call.client, c.seqds[instance].Addr()),
-		Start:  call.start, End: call.start.Add(call.latency),
-		First: r.first, Last: r.last,
-	}, nil
+	op, err := call.op(name)
+	op.Client += " -> " + c.seqds[instance].Addr()
+	return op, err
 }
 
 // counters returns the instances' counter collection as another application sees

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/seqd/seqd/integration/seqdproc"
+	"github.com/seqd/seqd/internal/history"
 )
 
 // What the fault tests share: seqd started on a database of the test's choosing (so
@@ -80,16 +81,21 @@ func (c nextCall) String() string {
 	return fmt.Sprintf("%s count=%d: %d %q after %v", c.method, c.count, c.status, c.body, c.latency.Round(time.Millisecond))
 }
 
-// issued checks a 200 answer to c and returns the values it hands out.
-func (c nextCall) issued(name string) (valueRange, error) {
+// op checks a 200 answer to c and returns it as an operation of the history: the
+// values it hands out, asked for at c.start and received c.latency later.
+func (c nextCall) op(name string) (history.Op, error) {
 	var r nextReply
 	if err := json.Unmarshal(c.body, &r); err != nil {
-		return valueRange{}, fmt.Errorf("malformed answer to %v: %w", c, err)
+		return history.Op{}, fmt.Errorf("malformed answer to %v: %w", c, err)
 	}
 	if r.Name != name || r.Count != c.count || r.First < 1 || r.Value-r.First+1 != r.Count || r.Strategy != "counter" {
-		return valueRange{}, fmt.Errorf("wrong answer to %v", c)
+		return history.Op{}, fmt.Errorf("wrong answer to %v", c)
 	}
-	return valueRange{first: r.First, last: r.Value}, nil
+	return history.Op{
+		Client: fmt.Sprintf("http-%d", c.client),
+		Start:  c.start, End: c.start.Add(c.latency),
+		First: r.First, Last: r.Value,
+	}, nil
 }
 
 // connectionError reports whether c failed the way a request fails when the server
@@ -200,13 +206,10 @@ func callNext(ctx context.Context, hc *http.Client, base, name string) nextCall 
 	return c
 }
 
-// valueRange is the values first…last that one answer handed out.
-type valueRange struct{ first, last int64 }
-
-// ledger records every range of values that clients received.
+// ledger records every allocation that clients received.
 type ledger struct {
 	mu      sync.Mutex
-	ranges  []valueRange
+	ops     []history.Op
 	waiters []ledgerWaiter
 }
 
@@ -215,13 +218,13 @@ type ledgerWaiter struct {
 	ch chan struct{}
 }
 
-func (l *ledger) add(r valueRange) {
+func (l *ledger) add(op history.Op) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.ranges = append(l.ranges, r)
+	l.ops = append(l.ops, op)
 	keep := l.waiters[:0]
 	for _, w := range l.waiters {
-		if len(l.ranges) >= w.n {
+		if len(l.ops) >= w.n {
 			close(w.ch)
 		} else {
 			keep = append(keep, w)
@@ -234,60 +237,34 @@ func (l *ledger) add(r valueRange) {
 func (l *ledger) more(n int) <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	w := ledgerWaiter{n: len(l.ranges) + n, ch: make(chan struct{})}
+	w := ledgerWaiter{n: len(l.ops) + n, ch: make(chan struct{})}
 	l.waiters = append(l.waiters, w)
 	return w.ch
 }
 
-func (l *ledger) snapshot() []valueRange {
+func (l *ledger) snapshot() []history.Op {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return slices.Clone(l.ranges)
+	return slices.Clone(l.ops)
 }
 
-// span returns how many answers and values the ranges hold, and the least and
+// span returns how many answers and values the ops hold, and the least and
 // greatest value.
-func span(ranges []valueRange) (answers int, values, lo, hi int64) {
-	for i, r := range ranges {
-		if i == 0 || r.first < lo {
-			lo = r.first
-		}
-		if i == 0 || r.last > hi {
-			hi = r.last
-		}
-		values += r.last - r.first + 1
-	}
-	return len(ranges), values, lo, hi
+func span(ops []history.Op) (answers int, values, lo, hi int64) {
+	r := history.Check(ops, history.Options{})
+	return r.Ops, r.Values, r.Min, r.Max
 }
 
-// checkNoDuplicates fails t if any value is in more than one range.
-func checkNoDuplicates(t *testing.T, ranges []valueRange) {
+// checkHistory fails t unless ops are the history of a linearizable counter: no
+// value twice, and an allocation that completed before another was asked for holds
+// smaller values. It returns what the check found, for the log.
+func checkHistory(t *testing.T, ops []history.Op) history.Result {
 	t.Helper()
-	sorted := slices.Clone(ranges)
-	slices.SortFunc(sorted, func(a, b valueRange) int { return compareInt64(a.first, b.first) })
-	var dups []string
-	var widest valueRange // of those so far, the one that reaches highest
-	for i, r := range sorted {
-		if i > 0 && r.first <= widest.last {
-			dups = append(dups, fmt.Sprintf("%d…%d and %d…%d", widest.first, widest.last, r.first, r.last))
-		}
-		if i == 0 || r.last > widest.last {
-			widest = r
-		}
+	r := history.Check(ops, history.Options{})
+	if err := r.Err(); err != nil {
+		t.Error(err)
 	}
-	if len(dups) > 0 {
-		t.Errorf("values issued twice: %d answers repeat values of earlier ones: %s", len(dups), strings.Join(dups[:min(len(dups), 10)], "; "))
-	}
-}
-
-func compareInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return r
 }
 
 // waitFor waits for ch to close, or fails the test when ctx ends first.
@@ -393,13 +370,13 @@ func (f *failures) errorf(format string, args ...any) {
 	}
 }
 
-// count is how many failures were reported.
 // restartAndCheck starts seqd again on db, loads name until 300 more answers have
-// come, and checks the whole run: no value issued twice, and every value after the
-// restart above every value before what (the fault). It returns the ranges issued
-// before and after.
+// come, and checks the history of the whole run. The first seqd is gone before the
+// second starts, so the check's real-time order means that every value after the
+// restart is above every value before what (the fault). It returns the
+// allocations before and after.
 func restartAndCheck(t *testing.T, ctx context.Context, hc *http.Client, db, name string, fail *failures,
-	before []valueRange, what string) (_, after []valueRange) {
+	before []history.Op, what string) (_, after []history.Op) {
 	t.Helper()
 	second := startSeqdAt(t, seqdURI(), db)
 	var l ledger
@@ -408,21 +385,19 @@ func restartAndCheck(t *testing.T, ctx context.Context, hc *http.Client, db, nam
 			fail.errorf("after the restart: %v", c)
 			return
 		}
-		r, err := c.issued(name)
+		op, err := c.op(name)
 		if err != nil {
 			fail.errorf("after the restart: %v", err)
 			return
 		}
-		l.add(r)
+		l.add(op)
 	})
 	waitFor(t, ctx, l.more(300), "300 answers after the restart")
 	load.stop()
 
 	after = l.snapshot()
-	checkNoDuplicates(t, append(slices.Clone(before), after...))
-	_, _, _, lastBefore := span(before)
-	if _, _, firstAfter, _ := span(after); firstAfter <= lastBefore {
-		t.Errorf("after the restart seqd handed out %d, not above %d from before %s", firstAfter, lastBefore, what)
+	if r := checkHistory(t, append(slices.Clone(before), after...)); r.Err() != nil {
+		t.Errorf("the history of the run across %s does not hold", what)
 	}
 	return before, after
 }

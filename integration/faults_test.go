@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/seqd/seqd/integration/devstore"
+	"github.com/seqd/seqd/internal/history"
 )
 
 // Fault tests: the real seqd under load while something breaks. seqd is killed,
@@ -54,12 +55,12 @@ func TestFaultSeqdKilledUnderLoad(t *testing.T) {
 	l := startLoad(ctx, t, hc, first.URL(), name, faultClients, func(c nextCall) {
 		switch {
 		case c.status == http.StatusOK:
-			r, err := c.issued(name)
+			op, err := c.op(name)
 			if err != nil {
 				fail.errorf("before the kill: %v", err)
 				return
 			}
-			before.add(r)
+			before.add(op)
 			return
 		case !killing.Load():
 			fail.errorf("before the kill: %v", c)
@@ -125,12 +126,12 @@ func TestFaultBackendDownUnderLoad(t *testing.T) {
 		p := phase.Load()
 		switch {
 		case c.status == http.StatusOK:
-			r, err := c.issued(name)
+			op, err := c.op(name)
 			if err != nil {
 				fail.errorf("%v", err)
 				return
 			}
-			values[p].add(r)
+			values[p].add(op)
 		case c.err != nil:
 			fail.errorf("no answer (a hang, or seqd died): %v", c)
 		case p == up:
@@ -188,11 +189,11 @@ func TestFaultBackendDownUnderLoad(t *testing.T) {
 	waitFor(t, ctx, values[recovered].more(200), "200 answers after the backend is back")
 	l.stop()
 
-	var all []valueRange
+	var all []history.Op
 	for i := range values {
 		all = append(all, values[i].snapshot()...)
 	}
-	checkNoDuplicates(t, all)
+	checkHistory(t, all)
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -396,12 +397,12 @@ func TestFaultShutdownUnderLoad(t *testing.T) {
 	l := startLoad(ctx, t, hc, first.URL(), name, faultClients, func(c nextCall) {
 		switch {
 		case c.status == http.StatusOK:
-			r, err := c.issued(name)
+			op, err := c.op(name)
 			if err != nil {
 				fail.errorf("%v", err)
 				return
 			}
-			before.add(r)
+			before.add(op)
 			if stopping.Load() {
 				answeredStopping.Add(1)
 			}
