@@ -163,10 +163,7 @@ func failpointScenario(t *testing.T, fault string, data bson.D) {
 	waitEach("200 recovered", servedPerSeqd)
 	stop()
 
-	res := history.Check(rec.Ops(), history.Options{})
-	if err := res.Err(); err != nil {
-		t.Error(err)
-	}
+	res := checkHistory(t, rec.Ops())
 	for i, srv := range c.seqds {
 		m, err := scrapeMetrics(ctx, c.http, srv.URL())
 		if err != nil {
