@@ -8,16 +8,18 @@ FUZZTIME ?= 30s
 
 .PHONY: test unit integration vet bench fuzz run build devstore
 
-# Everything CI runs: vet, unit tests with the race detector, then the integration
-# suite (which starts its own development store).
+# Everything CI runs: vet, unit tests with the race detector (seqd's module and the
+# development store's), then the integration suite (which starts its own store).
 test: vet unit integration
 
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./integration/...
+	cd cmd/devstore && $(GO) vet ./...
 
 unit:
 	$(GO) test -race ./...
+	cd cmd/devstore && $(GO) test -race ./...
 
 integration:
 	$(GO) test -race -tags integration -count=1 -timeout 30m ./integration/...

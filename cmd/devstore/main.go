@@ -1,12 +1,49 @@
-// Command devstore runs a MongoDB-compatible development server (FerretDB on SQLite)
-// so that seqd can be run and tested on a machine without mongod.
-//
-// It lives in its own module so that the seqd module does not depend on FerretDB.
+// Command devstore runs a MongoDB-compatible development server, so that seqd can
+// be run and tested on a machine without mongod.
 //
 //	devstore -listen 127.0.0.1:27017 -dir ./data
 //
-// It prints "listening on ADDR" to stdout once the server accepts connections and
-// stops cleanly on SIGINT or SIGTERM.
+// It prints "listening on ADDR" to stdout once it accepts connections and stops
+// cleanly on SIGINT or SIGTERM. It lives in its own module so that the seqd module
+// does not depend on FerretDB.
+//
+// # What it is
+//
+// FerretDB 1.x on SQLite (files in -dir), listening only on a Unix socket in -dir
+// (ferretdb.sock), behind a front that serves -listen. The front relays each
+// client connection to a FerretDB connection of its own, reading every message
+// with the MongoDB Go driver's wire-protocol packages. It changes three things:
+//
+//   - Write commands (insert, update, delete, findAndModify) run one at a time, from
+//     the moment the front sends one to FerretDB until its reply is back.
+//     FerretDB runs each as a read followed by a write, so two clients could both
+//     read seq = 5 and both write 6; one at a time, they cannot. Every other
+//     command passes straight through, concurrently.
+//   - It speaks mongod's failCommand failpoint (configureFailPoint and
+//     waitForFailPoint on the admin database), as mongod does with
+//     enableTestCommands=1, so that tests can make commands fail the way a replica
+//     set makes them fail. See failCommand for what each field does.
+//   - It answers endSessions itself: FerretDB keeps no server sessions.
+//
+// # What it guarantees
+//
+// Single-document writes are atomic with respect to each other, as on mongod: a
+// findAndModify's read and write see no other write in between, an update with
+// a filter on the document's current value is a compare-and-set, and a unique
+// index (_id's included) refuses duplicates with E11000. Acknowledged writes are
+// durable in SQLite when their reply is sent.
+//
+// # What it does not do
+//
+// It is one standalone server: no replica set, so no failover, no majority
+// write concern to wait for (w: "majority" is accepted and means the one
+// server), no retryable writes (drivers retry writes only on replica sets and
+// sharded clusters), no multi-document transactions and no change streams. Those
+// stay MongoDB's, and tests that need them skip on this store by asking the
+// server. Unacknowledged writes (w: 0) are not held one at a time, because no
+// reply says when they end. Only
+// the failCommand failpoint exists, in the modes alwaysOn, off, {times: n} and
+// {skip: n}. Use it for development and tests, and MongoDB in production.
 package main
 
 import (
@@ -14,6 +51,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -28,23 +66,28 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "devstore:", err)
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
 		}
+		fmt.Fprintln(os.Stderr, "devstore:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, args []string) error {
+// run serves until ctx ends.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("devstore", flag.ContinueOnError)
-	listen := fs.String("listen", "127.0.0.1:27017", "TCP address to listen on (port 0 picks a free port)")
-	dir := fs.String("dir", "data", "directory for the SQLite files")
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "127.0.0.1:27017", "TCP address to serve MongoDB clients on (port 0 picks a free port)")
+	dir := fs.String("dir", "data", "directory for the SQLite files and FerretDB's socket")
 	var level slog.Level
-	fs.TextVar(&level, "log-level", slog.LevelWarn, "FerretDB's log level: debug, info, warn or error (on stderr)")
+	fs.TextVar(&level, "log-level", slog.LevelWarn, "log level: debug, info, warn or error (on stderr)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
 	abs, err := filepath.Abs(*dir)
 	if err != nil {
 		return err
@@ -52,55 +95,61 @@ func run(ctx context.Context, args []string) error {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return err
 	}
-	addr := *listen
-	if _, port, err := net.SplitHostPort(addr); err == nil && port == "0" {
-		// FerretDB reports no bound address, so pick a free port here.
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			return err
-		}
-		addr = l.Addr().String()
-		l.Close()
+	sock, err := socketPath(abs)
+	if err != nil {
+		return err
 	}
-
 	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: addr},
-		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+		Listener:  ferretdb.ListenerConfig{Unix: sock},
+		Logger:    log,
 		Handler:   "sqlite",
 		SQLiteURL: "file:" + abs + "/",
 	})
 	if err != nil {
 		return err
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f.Run(ctx)
-	}()
-	if err := waitListening(ctx, addr, done); err != nil {
+	l, err := net.Listen("tcp", *listen)
+	if err != nil {
+		// FerretDB is listening already; Run with a done context closes it.
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		f.Run(done)
 		return err
 	}
-	fmt.Printf("listening on %s\n", addr)
-	<-done
-	return nil
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ferretDone := make(chan struct{})
+	go func() {
+		defer close(ferretDone)
+		defer cancel() // FerretDB stopping stops the front too
+		if err := f.Run(ctx); err != nil && ctx.Err() == nil {
+			log.Error("FerretDB stopped", "err", err)
+		}
+	}()
+	var d net.Dialer
+	fr := newFront(func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "unix", sock) }, log)
+	fmt.Fprintf(stdout, "listening on %s\n", l.Addr())
+	err = fr.serve(ctx, l)
+	cancel()
+	<-ferretDone
+	return err
 }
 
-// waitListening returns once addr accepts TCP connections.
-func waitListening(ctx context.Context, addr string, done <-chan struct{}) error {
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-done:
-			return fmt.Errorf("server stopped before listening on %s", addr)
-		case <-tick.C:
-		}
+// socketPath returns where FerretDB listens: ferretdb.sock in dir. A socket left
+// there by a store that was killed is removed; one that answers belongs to a store
+// that still runs on dir, and two must not share one SQLite directory.
+func socketPath(dir string) (string, error) {
+	sock := filepath.Join(dir, "ferretdb.sock")
+	if len(sock) >= 104 { // sun_path holds 108 bytes on Linux, 104 on the BSDs
+		return "", fmt.Errorf("the socket path %s is too long for a Unix socket; use a shorter -dir", sock)
 	}
+	if _, err := os.Stat(sock); err != nil {
+		return sock, nil
+	}
+	if c, err := net.DialTimeout("unix", sock, time.Second); err == nil {
+		c.Close()
+		return "", fmt.Errorf("another development store is running on %s", dir)
+	}
+	return sock, os.Remove(sock)
 }

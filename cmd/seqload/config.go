@@ -109,7 +109,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `usage: seqload [flags]
 
-Sends requests to seqd from concurrent clients, then checks that no value came twice.
+Sends requests to seqd from concurrent clients, then checks that no value came twice
+and, for sequences, real-time order across all clients and addresses: a request sent
+after another was answered must receive larger values.
 
   seqload -addr localhost:8080 -c 16 -d 10s
   seqload -target seq -name orders -count 100 -strategy counter -expect-contiguous -n 10000

@@ -101,8 +101,9 @@ type seqWant struct {
 	strategy string // "" accepts whichever strategy the server picked
 }
 
-// decodeSequence appends the values first..value of a /seq/{name}/next body.
-func decodeSequence(dst []int64, body []byte, want seqWant) ([]int64, error) {
+// decodeSequence returns the values first..last of a /seq/{name}/next body: a range, so
+// that a request for many values costs no more to record than one for a single value.
+func decodeSequence(body []byte, want seqWant) (first, last int64, err error) {
 	var resp struct {
 		Name     string `json:"name"`
 		Value    *int64 `json:"value"`
@@ -111,22 +112,19 @@ func decodeSequence(dst []int64, body []byte, want seqWant) ([]int64, error) {
 		Strategy string `json:"strategy"`
 	}
 	if err := json.Unmarshal(body, &resp); err != nil {
-		return dst, fmt.Errorf("seq body: %w", err)
+		return 0, 0, fmt.Errorf("seq body: %w", err)
 	}
 	switch {
 	case resp.Value == nil || resp.First == nil:
-		return dst, fmt.Errorf(`seq body: "value" or "first" missing`)
+		return 0, 0, fmt.Errorf(`seq body: "value" or "first" missing`)
 	case resp.Name != want.name:
-		return dst, fmt.Errorf("seq body: name %q, want %q", resp.Name, want.name)
+		return 0, 0, fmt.Errorf("seq body: name %q, want %q", resp.Name, want.name)
 	case want.strategy != "" && resp.Strategy != want.strategy:
-		return dst, fmt.Errorf("seq body: strategy %q, want %q", resp.Strategy, want.strategy)
+		return 0, 0, fmt.Errorf("seq body: strategy %q, want %q", resp.Strategy, want.strategy)
 	case resp.Count != want.count:
-		return dst, fmt.Errorf("seq body: count %d, want %d", resp.Count, want.count)
+		return 0, 0, fmt.Errorf("seq body: count %d, want %d", resp.Count, want.count)
 	case *resp.Value < *resp.First || *resp.Value-*resp.First != resp.Count-1:
-		return dst, fmt.Errorf("seq body: first %d..value %d is not %d values", *resp.First, *resp.Value, resp.Count)
+		return 0, 0, fmt.Errorf("seq body: first %d..value %d is not %d values", *resp.First, *resp.Value, resp.Count)
 	}
-	for i := range resp.Count {
-		dst = append(dst, *resp.First+i)
-	}
-	return dst, nil
+	return *resp.First, *resp.Value, nil
 }

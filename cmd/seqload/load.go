@@ -47,7 +47,7 @@ type worker struct {
 	samples   map[string]string // the first message seen for each kind
 	latencies []time.Duration   // of successful requests
 	oids      []objectid.ID
-	seqs      []int64
+	seqs      []seqOp
 	body      bytes.Buffer // the response being read
 }
 
@@ -57,6 +57,7 @@ type load struct {
 	client  *http.Client
 	seqWant seqWant
 	maxBody int64
+	began   time.Time               // what seqOp times count from
 	stop    context.CancelCauseFunc // stops issuing requests, with errTooManyErrors
 
 	issued atomic.Int64 // requests started, for -n
@@ -67,6 +68,7 @@ type load struct {
 // outcome is what a load leaves for the summary.
 type outcome struct {
 	workers []*worker
+	began   time.Time // what the workers' seqOp times count from
 	elapsed time.Duration
 	stopped string
 }
@@ -97,6 +99,7 @@ func runLoad(ctx context.Context, cfg config, progressOut io.Writer) outcome {
 		client:  &http.Client{Transport: transport},
 		seqWant: seqWant{name: cfg.name, count: int64(cfg.perResponse()), strategy: cfg.strategy},
 		maxBody: 1<<20 + 64*int64(cfg.perResponse()),
+		began:   start,
 		stop:    stop,
 	}
 	path := cfg.path()
@@ -137,7 +140,7 @@ func runLoad(ctx context.Context, cfg config, progressOut io.Writer) outcome {
 	default:
 		stopped = stoppedInterrupt
 	}
-	return outcome{workers: workers, elapsed: elapsed, stopped: stopped}
+	return outcome{workers: workers, began: start, elapsed: elapsed, stopped: stopped}
 }
 
 // drive is one client's loop.
@@ -173,7 +176,8 @@ func (l *load) do(ctx context.Context, w *worker) {
 		resp.Body.Close()
 		body = w.body.Bytes()
 	}
-	latency := time.Since(start)
+	end := time.Now()
+	latency := end.Sub(start)
 	w.requests++
 	l.requests.Add(1)
 
@@ -183,7 +187,7 @@ func (l *load) do(ctx context.Context, w *worker) {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		l.fail(w, strconv.Itoa(resp.StatusCode), w.addr+": "+errorMessage(body))
 	default:
-		if err := l.accept(w, body); err != nil {
+		if err := l.accept(w, body, start, end); err != nil {
 			l.fail(w, kindInvalid, w.addr+": "+err.Error())
 			return
 		}
@@ -193,12 +197,15 @@ func (l *load) do(ctx context.Context, w *worker) {
 	}
 }
 
-// accept stores the values of a successful response.
-func (l *load) accept(w *worker, body []byte) (err error) {
+// accept stores the values of a successful response, sent at start and read by end.
+func (l *load) accept(w *worker, body []byte, start, end time.Time) (err error) {
 	if l.cfg.target == targetOID {
 		w.oids, err = decodeObjectIDs(w.oids, body, l.cfg.count > 0, l.cfg.perResponse())
-	} else {
-		w.seqs, err = decodeSequence(w.seqs, body, l.seqWant)
+		return err
+	}
+	first, last, err := decodeSequence(body, l.seqWant)
+	if err == nil {
+		w.seqs = append(w.seqs, seqOp{start: start.Sub(l.began), end: end.Sub(l.began), first: first, last: last})
 	}
 	return err
 }

@@ -10,8 +10,15 @@
 //   - ObjectIds (-target oid): each client's ids strictly increase, within a response and
 //     from one response to the next. A client keeps to one address, and only ids from one
 //     address are compared: a process's ids are ordered, ids of two processes are not.
-//   - Sequences (-target seq) with -expect-contiguous: the values received form one run
-//     with no value missing (reported: min, max, how many are missing and where).
+//   - Sequences (-target seq): real-time order, across all clients and all addresses. Each
+//     request's send and answer times are recorded; a request sent after another was
+//     answered must receive larger values, whichever clients and addresses the two went
+//     through. Requests in flight at the same time may be served in either order. This is
+//     what a linearizable counter promises, and what several seqd instances on one store
+//     must keep (package internal/history holds the check).
+//   - Sequences with -expect-contiguous: the values received form one run with no value
+//     missing (reported: min, max, how many are missing and where). A failed request may
+//     have reserved values all the same, so gaps are only checked when asked for.
 //
 // Examples:
 //
@@ -36,8 +43,9 @@
 // failed requests so far. The summary on stdout gives the request path, each address with
 // its clients, requests, failures and values, how the run stopped and after how long,
 // requests (ok + failed), values, rates, latency p50/p90/p99/max, failed requests by kind
-// with the first message of each, distinct values and duplicates, order violations (oid)
-// or the sequence's min, max and missing count (seq), each failure, and PASS or FAIL.
+// with the first message of each, distinct values and duplicates, order violations (oid:
+// within a client; seq: of real-time order, across clients), the sequence's min, max and
+// missing count (seq), each failure, and PASS or FAIL.
 //
 // With -json it is one JSON object on one line instead, with the fields target, path,
 // addrs [{addr, clients, requests, failed, values}], clients, stopped ("duration",
@@ -60,11 +68,13 @@
 //
 // # Memory
 //
-// Every value is kept until the end: 12 bytes per ObjectId, 8 per sequence value, in
-// slices the garbage collector need not scan. The check sorts each client's values in
-// place and merges them, so it needs no copy. Growth and the collector's headroom come on
-// top: 20 million ObjectIds took 700 MB resident with the default GOGC=100, 470 MB with
-// GOGC=25, which costs some CPU while the live heap is small.
+// Everything received is kept until the end, in slices the garbage collector need not
+// scan: 12 bytes per ObjectId; 32 bytes per successful sequence request (its send and
+// answer times and its first and last value, however many values it carried). The
+// ObjectId check sorts each client's ids in place and merges them, so it needs no copy;
+// the sequence check adds 48 bytes per request while it runs. Growth and the collector's
+// headroom come on top: 20 million ObjectIds took 700 MB resident with the default
+// GOGC=100, 470 MB with GOGC=25, which costs some CPU while the live heap is small.
 //
 // # Exit status
 //

@@ -121,7 +121,7 @@ func TestRunDuplicate(t *testing.T) {
 		return correct
 	}})
 	s, err := runJSON(t, t.Context(), "-addr", url, "-c", "3", "-n", "40", "-target", "seq", "-name", "orders")
-	if err == nil || !strings.Contains(err.Error(), "duplicate value 4:") {
+	if err == nil || !strings.Contains(err.Error(), "duplicate 4: client ") {
 		t.Fatalf("run: %v, want duplicate value 4", err)
 	}
 	if s.Passed || s.Duplicates != 1 || s.Distinct != 39 {
@@ -139,7 +139,8 @@ func TestRunGap(t *testing.T) {
 	t.Run("expected contiguous", func(t *testing.T) {
 		_, url := newFake(t, &fake{script: gapAt5})
 		s, err := runJSON(t, t.Context(), "-addr", url, "-c", "2", "-n", "20", "-count", "3", "-target", "seq", "-expect-contiguous")
-		if err == nil || !strings.Contains(err.Error(), "1 values missing between 1 and 61 (13)") {
+		if err == nil || !strings.Contains(err.Error(), "contiguity: 1 values missing between 1 and 61") ||
+			!strings.Contains(err.Error(), "gap 13: nobody got it") {
 			t.Fatalf("run: %v, want value 13 missing", err)
 		}
 		if s.Sequence == nil || s.Sequence.Missing != 1 || s.Duplicates != 0 {
@@ -343,6 +344,7 @@ func TestRunTextSummary(t *testing.T) {
 		"requests    10 (10 ok, 0 failed)\n",
 		"values      100\n",
 		"unique      100 distinct, 0 duplicates\n",
+		"order       0 violations of real-time order, across all clients and addresses\n",
 		"sequence    seqload: 1..100, 0 missing\n",
 		"result      PASS\n",
 	} {

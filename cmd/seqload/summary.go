@@ -35,7 +35,7 @@ type summary struct {
 	ErrorSamples map[string]string `json:"error_samples"` // the first message of each kind
 	Distinct     int64             `json:"distinct"`
 	Duplicates   int64             `json:"duplicates"`       // values received beyond their first copy
-	OrderErrors  int64             `json:"order_violations"` // oid: ids not above the previous id of their client
+	OrderErrors  int64             `json:"order_violations"` // oid: ids not above the previous id of their client; seq: requests out of real-time order
 	Sequence     *sequenceSummary  `json:"sequence,omitempty"`
 	Passed       bool              `json:"passed"`
 	Failures     []string          `json:"failures"`
@@ -61,7 +61,7 @@ type sequenceSummary struct {
 	Missing  uint64 `json:"missing"` // values between min and max never received
 }
 
-// summarize counts and verifies what the workers received. It sorts their values in place.
+// summarize counts and verifies what the workers received. It sorts their ObjectIds in place.
 func summarize(cfg config, out outcome) summary {
 	s := summary{
 		Target:       cfg.target,
@@ -84,10 +84,10 @@ func summarize(cfg config, out outcome) summary {
 
 	var latencies []time.Duration
 	var oids []stream[objectid.ID]
-	var seqs []stream[int64]
+	var seqs []stream[seqOp]
 	for _, w := range out.workers {
 		failed := w.requests - w.ok
-		values := int64(len(w.oids) + len(w.seqs))
+		values := int64(len(w.oids)) + int64(len(w.seqs))*int64(cfg.perResponse())
 		s.Requests += w.requests
 		s.OK += w.ok
 		s.Failed += failed
@@ -106,7 +106,7 @@ func summarize(cfg config, out outcome) summary {
 		}
 		latencies = append(latencies, w.latencies...)
 		oids = append(oids, stream[objectid.ID]{w.client, w.addr, w.oids})
-		seqs = append(seqs, stream[int64]{w.client, w.addr, w.seqs})
+		seqs = append(seqs, stream[seqOp]{w.client, w.addr, w.seqs})
 	}
 
 	slices.Sort(latencies)
@@ -121,9 +121,9 @@ func summarize(cfg config, out outcome) summary {
 	if cfg.target == targetOID {
 		v = verifyObjectIDs(oids)
 	} else {
-		v = verifySequence(seqs, cfg.expectContiguous, s.Failed)
+		v = verifySequence(out.began, seqs, cfg.expectContiguous, s.Failed)
 		s.Sequence = &sequenceSummary{Name: cfg.name, Strategy: cfg.strategy,
-			Min: v.span.min, Max: v.span.max, Missing: v.span.missing}
+			Min: v.sequence.Min, Max: v.sequence.Max, Missing: uint64(v.sequence.Gaps)}
 	}
 	s.Values, s.Distinct, s.Duplicates, s.OrderErrors = v.values, v.distinct, v.duplicates, v.orderViolations
 	if secs := out.elapsed.Seconds(); secs > 0 {
@@ -174,6 +174,8 @@ func (s *summary) writeText(w io.Writer) error {
 	line("unique", "%d distinct, %d duplicates", s.Distinct, s.Duplicates)
 	if s.Target == targetOID {
 		line("order", "%d violations", s.OrderErrors)
+	} else {
+		line("order", "%d violations of real-time order, across all clients and addresses", s.OrderErrors)
 	}
 	if q := s.Sequence; q != nil && s.Distinct > 0 {
 		line("sequence", "%s: %d..%d, %d missing", q.Name, q.Min, q.Max, q.Missing)

@@ -3,18 +3,23 @@ package main
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
+	"time"
 
+	"github.com/seqd/seqd/internal/history"
 	"github.com/seqd/seqd/objectid"
 )
 
-// The verification works on what each client received, one stream per client. Values are
-// never copied into one big slice: each stream is sorted in place and the streams are
-// merged, so checking costs no memory beyond the 12 (ObjectId) or 8 (sequence) bytes per
-// value already held.
+// The verification works on what each client received, one stream per client.
+//
+// ObjectIds are never copied into one big slice: each stream is sorted in place and the
+// streams are merged, so checking costs no memory beyond the 12 bytes per id already held.
+//
+// Sequence requests are checked as one history across all clients and addresses (package
+// history). Each is a range of values, recorded in 32 bytes whatever its count; the check
+// adds 48 bytes per request while it runs.
 
-// maxListed bounds how many duplicates, gaps and order violations a report spells out.
+// maxListed bounds how many duplicates and order violations an ObjectId report spells out.
 const maxListed = 10
 
 // stream is what one client received from its address, in arrival order.
@@ -30,9 +35,9 @@ func (s stream[T]) label() string { return fmt.Sprintf("client %d (%s)", s.clien
 type verdict struct {
 	values          int64 // values received
 	distinct        int64
-	duplicates      int64 // copies beyond the first, over all values
-	orderViolations int64 // ObjectIds only: adjacent pairs, within a client, not increasing
-	span            *span // sequences only
+	duplicates      int64           // copies beyond the first, over all values
+	orderViolations int64           // ObjectIds: adjacent pairs, within a client, not increasing; sequences: see history.Result
+	sequence        *history.Result // sequences only
 	failures        []string
 }
 
@@ -63,28 +68,66 @@ func verifyObjectIDs(streams []stream[objectid.ID]) verdict {
 	return v
 }
 
-// verifySequence checks that no value was received twice and, with contiguous, that the
-// values form one run without gaps. failed is the number of requests that got no values:
-// each may have reserved some on the server all the same, which the report points out.
-// It sorts the streams in place.
-func verifySequence(streams []stream[int64], contiguous bool, failed int64) verdict {
-	var v verdict
+// seqOp is one successful sequence request: when it was sent and when its answer was read,
+// as durations since the load began on the monotonic clock, and the values first..last it
+// received. It holds no pointer, so that millions of them cost the garbage collector
+// nothing while the load runs.
+type seqOp struct {
+	start, end  time.Duration
+	first, last int64
+}
+
+// verifySequence checks the requests of every client, over all addresses, as one history
+// (package history): no value received twice; real-time order, that is a request sent
+// after another had been answered received larger values; and, with contiguous, no gap.
+// failed is the number of requests that got no values: each may have reserved some on
+// the server all the same, which the report points out. began is what the seqOp times
+// count from.
+func verifySequence(began time.Time, streams []stream[seqOp], contiguous bool, failed int64) verdict {
+	// The history is every stream's ops one after another; op(i) finds the i-th.
+	var (
+		ops     []stream[seqOp] // the streams with at least one op
+		offsets []int           // index of the first op of each, ascending
+		labels  []string
+		n       int
+	)
 	for _, s := range streams {
-		v.values += int64(len(s.values))
-	}
-	runs := sortedRuns(streams, compareInt64)
-	u := uniqueness[int64]{cmp: compareInt64}
-	sp := new(span)
-	mergeSorted(runs, compareInt64, func(x int64, run int) {
-		if u.add(x, run) {
-			sp.add(x)
+		if len(s.values) > 0 {
+			ops, offsets, labels = append(ops, s), append(offsets, n), append(labels, s.label())
+			n += len(s.values)
 		}
-	})
-	v.distinct, v.duplicates, v.span = u.distinct, u.extra, sp
-	v.failures = append(v.failures, u.failures("value", streams, formatInt64)...)
-	if contiguous && sp.missing > 0 {
-		msg := fmt.Sprintf("contiguity: %d values missing between %d and %d (%s)",
-			sp.missing, sp.min, sp.max, sp.describeGaps())
+	}
+	op := func(i int) history.Op {
+		k, found := slices.BinarySearch(offsets, i)
+		if !found {
+			k--
+		}
+		o := ops[k].values[i-offsets[k]]
+		return history.Op{Client: labels[k], Start: began.Add(o.start), End: began.Add(o.end), First: o.first, Last: o.last}
+	}
+	r := history.CheckFunc(n, op, history.Options{Contiguous: contiguous})
+
+	v := verdict{
+		values:          r.Values,
+		distinct:        r.Values - r.Duplicates,
+		duplicates:      r.Duplicates,
+		orderViolations: r.OrderViolations,
+		sequence:        &r,
+		failures:        slices.Clone(r.Examples),
+	}
+	if r.Duplicates > 0 {
+		v.failures = append(v.failures, fmt.Sprintf("duplicates: %d values received more than once", r.Duplicates))
+	}
+	if r.OrderViolations > 0 {
+		v.failures = append(v.failures, fmt.Sprintf(
+			"order: %d requests received a value not above one received by a request answered before they were sent",
+			r.OrderViolations))
+	}
+	if r.Invalid > 0 { // decodeSequence and the monotonic clock rule them out
+		v.failures = append(v.failures, fmt.Sprintf("%d requests could not be checked", r.Invalid))
+	}
+	if contiguous && r.Gaps > 0 {
+		msg := fmt.Sprintf("contiguity: %d values missing between %d and %d", r.Gaps, r.Min, r.Max)
 		if failed > 0 {
 			msg += fmt.Sprintf("; %d requests failed, and a failed request may have reserved values all the same", failed)
 		}
@@ -92,18 +135,6 @@ func verifySequence(streams []stream[int64], contiguous bool, failed int64) verd
 	}
 	return v
 }
-
-func compareInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func formatInt64(x int64) string { return strconv.FormatInt(x, 10) }
 
 // orderViolations counts the values that are not strictly above the one before them and
 // returns the index of the first, or -1.
@@ -235,42 +266,4 @@ func (u *uniqueness[T]) failures(noun string, streams []stream[T], format func(T
 			u.extra, len(u.dups)))
 	}
 	return out
-}
-
-// span follows an ascending sequence of distinct integers: its bounds and its holes.
-type span struct {
-	n        int64
-	min, max int64
-	missing  uint64     // integers between min and max never seen; uint64 so no server can overflow it
-	holes    int64      // runs of missing integers
-	gaps     [][2]int64 // the first maxListed holes, inclusive bounds
-}
-
-func (s *span) add(v int64) {
-	if s.n == 0 {
-		s.min = v
-	} else if v > s.max+1 {
-		s.missing += uint64(v) - uint64(s.max) - 1
-		s.holes++
-		if len(s.gaps) < maxListed {
-			s.gaps = append(s.gaps, [2]int64{s.max + 1, v - 1})
-		}
-	}
-	s.n++
-	s.max = v
-}
-
-func (s *span) describeGaps() string {
-	parts := make([]string, 0, len(s.gaps)+1)
-	for _, g := range s.gaps {
-		if g[0] == g[1] {
-			parts = append(parts, strconv.FormatInt(g[0], 10))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d..%d", g[0], g[1]))
-		}
-	}
-	if s.holes > int64(len(s.gaps)) {
-		parts = append(parts, fmt.Sprintf("and %d more holes", s.holes-int64(len(s.gaps))))
-	}
-	return strings.Join(parts, ", ")
 }

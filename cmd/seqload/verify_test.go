@@ -1,11 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/seqd/seqd/objectid"
 )
@@ -27,7 +30,7 @@ func TestOrderViolations(t *testing.T) {
 		{[]int64{1, 3, 2, 4, 0}, 2, 2},
 	}
 	for _, tt := range tests {
-		if count, first := orderViolations(tt.values, compareInt64); count != tt.count || first != tt.first {
+		if count, first := orderViolations(tt.values, cmp.Compare[int64]); count != tt.count || first != tt.first {
 			t.Errorf("orderViolations(%v) = %d, %d; want %d, %d", tt.values, count, first, tt.count, tt.first)
 		}
 	}
@@ -49,7 +52,7 @@ func TestMergeSorted(t *testing.T) {
 		var got []int64
 		left := make([][]int64, nruns) // what each run has not yet given
 		copy(left, runs)
-		mergeSorted(runs, compareInt64, func(v int64, run int) {
+		mergeSorted(runs, cmp.Compare[int64], func(v int64, run int) {
 			got = append(got, v)
 			if len(left[run]) == 0 || left[run][0] != v {
 				t.Fatalf("%d runs: visit(%d, run %d), but run %d holds %v next", nruns, v, run, run, left[run])
@@ -63,7 +66,7 @@ func TestMergeSorted(t *testing.T) {
 }
 
 func TestUniqueness(t *testing.T) {
-	u := uniqueness[int64]{cmp: compareInt64}
+	u := uniqueness[int64]{cmp: cmp.Compare[int64]}
 	values := []struct {
 		v   int64
 		run int
@@ -78,7 +81,7 @@ func TestUniqueness(t *testing.T) {
 		t.Errorf("new %v, %d distinct, %d extra; want 1..5, 5, 3", fresh, u.distinct, u.extra)
 	}
 	streams := []stream[int64]{{0, "http://a", nil}, {1, "http://b", nil}, {2, "http://a", nil}}
-	got := strings.Join(u.failures("value", streams, formatInt64), "\n")
+	got := strings.Join(u.failures("value", streams, func(x int64) string { return strconv.FormatInt(x, 10) }), "\n")
 	want := "duplicate value 2: received 2 times, by client 0 (http://a), client 1 (http://b)\n" +
 		"duplicate value 4: received 3 times, by client 0 (http://a), client 1 (http://b), client 2 (http://a)\n" +
 		"duplicates: 3 values received more than once (2 listed)"
@@ -88,31 +91,13 @@ func TestUniqueness(t *testing.T) {
 }
 
 func TestUniquenessListsAtMostMaxListed(t *testing.T) {
-	u := uniqueness[int64]{cmp: compareInt64}
+	u := uniqueness[int64]{cmp: cmp.Compare[int64]}
 	for v := range int64(3 * maxListed) {
 		u.add(v, 0)
 		u.add(v, 1)
 	}
 	if len(u.dups) != maxListed || u.extra != 3*maxListed {
 		t.Errorf("%d listed, %d extra; want %d, %d", len(u.dups), u.extra, maxListed, 3*maxListed)
-	}
-}
-
-func TestSpan(t *testing.T) {
-	var s span
-	for _, v := range []int64{3, 4, 6, 10, 11} {
-		s.add(v)
-	}
-	if s.min != 3 || s.max != 11 || s.missing != 4 || s.describeGaps() != "5, 7..9" {
-		t.Errorf("span %+v, gaps %q; want 3..11, 4 missing: 5, 7..9", s, s.describeGaps())
-	}
-
-	var many span
-	for v := range int64(maxListed + 3) {
-		many.add(2 * v)
-	}
-	if many.missing != maxListed+2 || !strings.HasSuffix(many.describeGaps(), ", 19, and 2 more holes") {
-		t.Errorf("%d missing, gaps %q", many.missing, many.describeGaps())
 	}
 }
 
@@ -149,27 +134,68 @@ func TestVerifyObjectIDs(t *testing.T) {
 	})
 }
 
+// seqs builds one client's stream of sequence requests; each op is {start, end, first,
+// last}, times in microseconds since the load began.
+func seqs(client int, addr string, ops ...[4]int64) stream[seqOp] {
+	s := stream[seqOp]{client: client, addr: addr}
+	for _, o := range ops {
+		s.values = append(s.values, seqOp{time.Duration(o[0]) * time.Microsecond, time.Duration(o[1]) * time.Microsecond, o[2], o[3]})
+	}
+	return s
+}
+
 func TestVerifySequence(t *testing.T) {
-	contiguous := func() []stream[int64] {
-		return []stream[int64]{{0, "http://a", []int64{1, 4, 5}}, {1, "http://a", []int64{3, 2, 6}}}
+	began := time.Now()
+	// Client 1 got 2..3 before client 0 got 1, but their requests overlapped: fine.
+	contiguous := []stream[seqOp]{
+		seqs(0, "http://a", [4]int64{0, 10, 1, 1}, [4]int64{20, 30, 4, 5}),
+		{client: 2, addr: "http://b"}, // no successful request
+		seqs(1, "http://b", [4]int64{5, 15, 2, 3}, [4]int64{31, 40, 6, 6}),
 	}
-	gappy := func() []stream[int64] {
-		return []stream[int64]{{0, "http://a", []int64{1, 4}}, {1, "http://a", []int64{7, 2}}}
+	gappy := []stream[seqOp]{
+		seqs(0, "http://a", [4]int64{0, 10, 1, 1}, [4]int64{20, 30, 4, 4}),
+		seqs(1, "http://b", [4]int64{5, 15, 2, 2}, [4]int64{31, 40, 7, 7}),
 	}
-	if v := verifySequence(contiguous(), true, 0); len(v.failures) != 0 || v.span.min != 1 || v.span.max != 6 || v.span.missing != 0 {
-		t.Errorf("contiguous: %+v, span %+v", v, *v.span)
+	if v := verifySequence(began, contiguous, true, 0); len(v.failures) != 0 || v.values != 6 || v.distinct != 6 ||
+		v.sequence.Min != 1 || v.sequence.Max != 6 || v.sequence.Gaps != 0 {
+		t.Errorf("contiguous: %+v, %v", v, v.sequence)
 	}
-	if v := verifySequence(gappy(), false, 0); len(v.failures) != 0 || v.span.missing != 3 {
-		t.Errorf("gaps not expected: %+v, span %+v", v, *v.span)
+	if v := verifySequence(began, gappy, false, 0); len(v.failures) != 0 || v.sequence.Gaps != 3 {
+		t.Errorf("gaps not expected: %+v, %v", v, v.sequence)
 	}
-	v := verifySequence(gappy(), true, 2)
-	want := "contiguity: 3 values missing between 1 and 7 (3, 5..6); 2 requests failed, and a failed request may have reserved values all the same"
-	if len(v.failures) != 1 || v.failures[0] != want {
-		t.Errorf("gaps expected: %q, want %q", v.failures, want)
+	v := verifySequence(began, gappy, true, 2)
+	want := []string{
+		"gap 3: nobody got it, between client 1 (http://b)'s 2 and client 0 (http://a)'s 4",
+		"gap 5..6: nobody got it, between client 0 (http://a)'s 4 and client 1 (http://b)'s 7",
+		"contiguity: 3 values missing between 1 and 7; 2 requests failed, and a failed request may have reserved values all the same",
 	}
-	v = verifySequence([]stream[int64]{{0, "http://a", []int64{1, 2, 3}}, {1, "http://b", []int64{3, 4}}}, true, 0)
-	if v.duplicates != 1 || v.distinct != 4 || len(v.failures) != 2 || !strings.HasPrefix(v.failures[0], "duplicate value 3: ") {
+	if !slices.Equal(v.failures, want) {
+		t.Errorf("gaps expected:\n%s\nwant:\n%s", strings.Join(v.failures, "\n"), strings.Join(want, "\n"))
+	}
+
+	v = verifySequence(began, []stream[seqOp]{
+		seqs(0, "http://a", [4]int64{0, 10, 1, 3}),
+		seqs(1, "http://b", [4]int64{5, 15, 3, 4}),
+	}, true, 0)
+	want = []string{
+		"duplicate 3: client 0 (http://a) got 1..3, client 1 (http://b) got 3..4",
+		"duplicates: 1 values received more than once",
+	}
+	if v.duplicates != 1 || v.distinct != 4 || v.orderViolations != 0 || !slices.Equal(v.failures, want) {
 		t.Errorf("duplicate: %+v", v)
+	}
+
+	// Across addresses: client 1 sent its request after client 0 had its answer.
+	v = verifySequence(began, []stream[seqOp]{
+		seqs(0, "http://a", [4]int64{0, 10, 2, 2}),
+		seqs(1, "http://b", [4]int64{11, 15, 1, 1}),
+	}, true, 0)
+	want = []string{
+		"order: client 1 (http://b) got 1 (invoked +11µs, completed +15µs) after client 0 (http://a) got 2 (completed +10µs)",
+		"order: 1 requests received a value not above one received by a request answered before they were sent",
+	}
+	if v.duplicates != 0 || v.orderViolations != 1 || !slices.Equal(v.failures, want) {
+		t.Errorf("order: %+v", v)
 	}
 }
 
@@ -194,4 +220,25 @@ func BenchmarkVerifyObjectIDs(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*clients*perClient), "ns/id")
+}
+
+// BenchmarkVerifySequence measures the end-of-run check per sequence request received.
+func BenchmarkVerifySequence(b *testing.B) {
+	const clients, perClient = 16, 1 << 16
+	streams := make([]stream[seqOp], clients)
+	for i := range streams {
+		streams[i].values = make([]seqOp, perClient)
+		for j := range streams[i].values { // interleaved, as clients of one counter receive them
+			n := int64(j*clients + i)
+			streams[i].values[j] = seqOp{time.Duration(n) * time.Microsecond, time.Duration(n+3) * time.Microsecond, n + 1, n + 1}
+		}
+	}
+	began := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		if v := verifySequence(began, streams, true, 0); len(v.failures) != 0 {
+			b.Fatal(v.failures)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*clients*perClient), "ns/request")
 }

@@ -4,10 +4,11 @@
 // # What is recorded
 //
 // An Op is one allocation that succeeded: a client invoked it at Start and, at End,
-// received the values First..Last. Start is read before the request leaves and End after
-// the answer is in, so the recorded interval contains the one in which the server really
-// served it. All times come from one clock: time.Now() readings of one process (they carry
-// the monotonic clock, which no clock step moves), or wall-clock times of one machine.
+// received the values First..Last. The caller reads Start before the request leaves and
+// End once the answer is in, so that the recorded interval contains the one in which the
+// server really served it. All times come from one clock: time.Now() readings of one
+// process (they carry the monotonic clock, which no clock step moves), or wall-clock times
+// of one machine.
 //
 // # What is checked
 //

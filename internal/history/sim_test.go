@@ -158,3 +158,46 @@ func BenchmarkCheck(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*ops), "ns/historyop")
 }
+
+// TestCheckAgainstDefinition compares Check with the definitions, value by value and pair
+// by pair, on small arbitrary histories: overlapping ranges, equal times, anything.
+func TestCheckAgainstDefinition(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for range 2000 {
+		ops := make([]Op, 1+r.IntN(12))
+		for i := range ops {
+			start := r.Int64N(20)
+			first := r.Int64N(30) - 5
+			ops[i] = op(fmt.Sprint(i), start, start+r.Int64N(8), first, first+r.Int64N(4))
+		}
+
+		want := Result{Ops: len(ops), Min: ops[0].First, Max: ops[0].Last, contiguous: true}
+		received := map[int64]int64{}
+		for _, o := range ops {
+			want.Min, want.Max = min(want.Min, o.First), max(want.Max, o.Last)
+			for v := o.First; v <= o.Last; v++ {
+				received[v]++
+				want.Values++
+			}
+		}
+		for v := want.Min; v <= want.Max; v++ {
+			if n := received[v]; n == 0 {
+				want.Gaps++
+			} else {
+				want.Duplicates += n - 1
+			}
+		}
+		for _, b := range ops {
+			for _, a := range ops {
+				if a.End.Before(b.Start) && a.Last >= b.First {
+					want.OrderViolations++
+					break
+				}
+			}
+		}
+
+		if got := Check(ops, Options{Contiguous: true}); !got.equal(want) {
+			t.Fatalf("Check(%v) = %v, want %v", ops, got, want)
+		}
+	}
+}

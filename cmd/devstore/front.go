@@ -1,0 +1,402 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/wiremessage"
+)
+
+// The front is the store's public face: it accepts MongoDB clients and relays each
+// connection to a connection of its own to FerretDB, message by message. It reads
+// every request with the driver's wiremessage and bsoncore packages; what it
+// changes is described in the package comment.
+type front struct {
+	dial   func(context.Context) (net.Conn, error) // a new connection to FerretDB
+	log    *slog.Logger
+	fail   *failCommand
+	writes chan struct{} // holds a token while a write command is at FerretDB
+}
+
+func newFront(dial func(context.Context) (net.Conn, error), log *slog.Logger) *front {
+	return &front{dial: dial, log: log, fail: newFailCommand(), writes: make(chan struct{}, 1)}
+}
+
+// writeCommands are the commands that run one at a time. Each changes documents,
+// and FerretDB runs each as a read followed by a write with nothing between them
+// to stop another client's write.
+var writeCommands = map[string]bool{
+	"insert":        true,
+	"update":        true,
+	"delete":        true,
+	"findAndModify": true,
+	"findandmodify": true, // mongod's alias, as the legacy shell sends it
+}
+
+// maxMessageSize is mongod's maxMessageSizeBytes; FerretDB announces the same.
+const maxMessageSize = 48_000_000
+
+// serve accepts connections on l until ctx ends, then closes l and every
+// connection and returns once their relays have finished.
+func (f *front) serve(ctx context.Context, l net.Listener) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	stop := context.AfterFunc(ctx, func() { l.Close() })
+	defer stop()
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("accept: %w", err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.relay(ctx, c)
+		}()
+	}
+}
+
+// A session is one client connection and its connection to FerretDB.
+type session struct {
+	client  net.Conn
+	in      *bufio.Reader // from client
+	backend net.Conn
+	out     *bufio.Reader // from backend
+	appName string        // from the client's handshake
+	buf     []byte        // the request being handled
+	reply   []byte        // the reply being relayed
+}
+
+// relay serves one client connection until either side closes it or ctx ends.
+func (f *front) relay(ctx context.Context, client net.Conn) {
+	defer client.Close()
+	backend, err := f.dial(ctx)
+	if err != nil {
+		f.log.Warn("cannot reach FerretDB", "err", err)
+		return
+	}
+	defer backend.Close()
+	stop := context.AfterFunc(ctx, func() {
+		client.Close()
+		backend.Close()
+	})
+	defer stop()
+
+	s := &session{
+		client:  client,
+		in:      bufio.NewReader(client),
+		backend: backend,
+		out:     bufio.NewReader(backend),
+	}
+	for {
+		if s.buf, err = readMessage(s.in, s.buf); err != nil {
+			if !errors.Is(err, io.EOF) && ctx.Err() == nil {
+				f.log.Debug("client connection ends", "remote", client.RemoteAddr(), "err", err)
+			}
+			return
+		}
+		if err := f.handle(ctx, s); err != nil {
+			if ctx.Err() == nil {
+				f.log.Debug("client connection ends", "remote", client.RemoteAddr(), "err", err)
+			}
+			return
+		}
+	}
+}
+
+// errCloseConnection is a failpoint's order to close the client's connection.
+var errCloseConnection = errors.New("closed by the failCommand failpoint")
+
+// handle answers the request in s.buf. An error ends the connection.
+func (f *front) handle(ctx context.Context, s *session) error {
+	req, ok := parseRequest(s.buf)
+	if !ok {
+		return fmt.Errorf("malformed %s message", req.opcode)
+	}
+	if req.handshake != nil {
+		if name, ok := req.handshake.Lookup("client", "application", "name").StringValueOK(); ok {
+			s.appName = name
+		}
+	}
+	if req.opcode != wiremessage.OpMsg {
+		return f.forward(ctx, s, req)
+	}
+	switch req.command {
+	case "configureFailPoint":
+		if req.db != "admin" {
+			return s.answer(req, errorDocument(&commandError{code: codeUnauthorized,
+				msg: "configureFailPoint may only be run against the admin database."}, nil))
+		}
+		count, err := f.fail.configure(req.body)
+		if err != nil {
+			return s.answer(req, errorDocument(err, nil))
+		}
+		return s.answer(req, okDocument(bsoncore.AppendInt64Element(nil, "count", count)))
+	case "waitForFailPoint":
+		return s.answer(req, f.waitForFailPoint(ctx, req.body))
+	case "endSessions":
+		// FerretDB keeps no server sessions, so there is nothing to end; drivers send
+		// this as they disconnect, and an error would only be logged.
+		return s.answer(req, okDocument())
+	}
+
+	act := f.fail.activate(req.command, req.namespace(), s.appName)
+	if act == nil {
+		return f.forward(ctx, s, req)
+	}
+	if act.block > 0 {
+		t := time.NewTimer(act.block)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+	switch {
+	case act.closeConnection:
+		return errCloseConnection
+	case act.hasErrorCode:
+		return s.answer(req, act.errorReply())
+	case act.writeConcernError != nil:
+		return f.forwardThen(ctx, s, req, act.withWriteConcernError)
+	}
+	return f.forward(ctx, s, req)
+}
+
+// waitForFailPoint answers {waitForFailPoint: "failCommand", timesEntered: n, maxTimeMS: m}.
+func (f *front) waitForFailPoint(ctx context.Context, cmd bsoncore.Document) bsoncore.Document {
+	if name, _ := cmd.Lookup("waitForFailPoint").StringValueOK(); name != "failCommand" {
+		return errorDocument(badValue("the development store has no failpoint %q, only failCommand", name), nil)
+	}
+	n, ok := cmd.Lookup("timesEntered").AsInt64OK()
+	if !ok {
+		return errorDocument(badValue("waitForFailPoint needs timesEntered"), nil)
+	}
+	ms, ok := cmd.Lookup("maxTimeMS").AsInt64OK()
+	if !ok || ms <= 0 {
+		return errorDocument(badValue("waitForFailPoint needs a positive maxTimeMS"), nil)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+	defer cancel()
+	if err := f.fail.waitFor(ctx, n); err != nil {
+		return errorDocument(err, nil)
+	}
+	return okDocument()
+}
+
+// forward sends the request to FerretDB and relays its replies to the client.
+func (f *front) forward(ctx context.Context, s *session, req request) error {
+	return f.forwardThen(ctx, s, req, nil)
+}
+
+// forwardThen is forward with the final reply's body changed by edit, if edit is
+// not nil. A write command holds f.writes from sending to its last reply, so that
+// write commands reach FerretDB one at a time.
+func (f *front) forwardThen(ctx context.Context, s *session, req request, edit func(bsoncore.Document) bsoncore.Document) error {
+	if writeCommands[req.command] {
+		select {
+		case f.writes <- struct{}{}:
+			defer func() { <-f.writes }()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if _, err := s.backend.Write(s.buf); err != nil {
+		return fmt.Errorf("to FerretDB: %w", err)
+	}
+	if req.moreToCome {
+		return nil // the client expects no reply
+	}
+	for {
+		var err error
+		if s.reply, err = readMessage(s.out, s.reply); err != nil {
+			return fmt.Errorf("from FerretDB: %w", err)
+		}
+		more := wiremessage.IsMsgMoreToCome(s.reply)
+		if edit != nil && !more {
+			if body, ok := msgBody(s.reply); ok {
+				s.reply = appendMsg(s.reply[:0], responseTo(s.reply), edit(body))
+			}
+		}
+		if _, err := s.client.Write(s.reply); err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+	}
+}
+
+// answer replies to req with body, without asking FerretDB.
+func (s *session) answer(req request, body bsoncore.Document) error {
+	if req.moreToCome {
+		return nil
+	}
+	s.reply = appendMsg(s.reply[:0], req.requestID, body)
+	_, err := s.client.Write(s.reply)
+	return err
+}
+
+// A request is what the front reads of a client's message.
+type request struct {
+	opcode     wiremessage.OpCode
+	requestID  int32
+	moreToCome bool              // OP_MSG: no reply expected
+	command    string            // OP_MSG: the first key of the body
+	db         string            // OP_MSG: $db
+	body       bsoncore.Document // OP_MSG: the section-0 document
+	handshake  bsoncore.Document // hello or isMaster, by OP_MSG or OP_QUERY
+}
+
+// namespace is "db.collection" for commands whose first value names a collection.
+func (r request) namespace() string {
+	coll, _ := r.body.Index(0).Value().StringValueOK()
+	return r.db + "." + coll
+}
+
+// parseRequest reads a client message. Opcodes other than OP_MSG and OP_QUERY are
+// relayed unread.
+func parseRequest(msg []byte) (request, bool) {
+	var req request
+	_, reqID, _, opcode, rem, ok := wiremessage.ReadHeader(msg)
+	if !ok {
+		return req, false
+	}
+	req.opcode, req.requestID = opcode, reqID
+	switch opcode {
+	case wiremessage.OpMsg:
+		flags, rem, ok := wiremessage.ReadMsgFlags(rem)
+		if !ok {
+			return req, false
+		}
+		req.moreToCome = flags&wiremessage.MoreToCome != 0
+		if flags&wiremessage.ChecksumPresent != 0 {
+			if len(rem) < 4 {
+				return req, false
+			}
+			rem = rem[:len(rem)-4]
+		}
+		for len(rem) > 0 {
+			var stype wiremessage.SectionType
+			if stype, rem, ok = wiremessage.ReadMsgSectionType(rem); !ok {
+				return req, false
+			}
+			switch stype {
+			case wiremessage.SingleDocument:
+				if req.body, rem, ok = wiremessage.ReadMsgSectionSingleDocument(rem); !ok {
+					return req, false
+				}
+			case wiremessage.DocumentSequence:
+				if _, _, rem, ok = wiremessage.ReadMsgSectionRawDocumentSequence(rem); !ok {
+					return req, false
+				}
+			default:
+				return req, false
+			}
+		}
+		if req.body == nil || req.body.Validate() != nil {
+			return req, false
+		}
+		elem, err := req.body.IndexErr(0)
+		if err != nil {
+			return req, false
+		}
+		req.command = elem.Key()
+		req.db, _ = req.body.Lookup("$db").StringValueOK()
+		if isHandshake(req.command) {
+			req.handshake = req.body
+		}
+	case wiremessage.OpQuery:
+		// Drivers open a connection with a legacy hello by OP_QUERY on admin.$cmd.
+		_, rem, ok := wiremessage.ReadQueryFlags(rem)
+		if !ok {
+			return req, false
+		}
+		if _, rem, ok = wiremessage.ReadQueryFullCollectionName(rem); !ok {
+			return req, false
+		}
+		if _, rem, ok = wiremessage.ReadQueryNumberToSkip(rem); !ok {
+			return req, false
+		}
+		if _, rem, ok = wiremessage.ReadQueryNumberToReturn(rem); !ok {
+			return req, false
+		}
+		query, _, ok := wiremessage.ReadQueryQuery(rem)
+		if !ok || query.Validate() != nil {
+			return req, false
+		}
+		if elem, err := query.IndexErr(0); err == nil && isHandshake(elem.Key()) {
+			req.handshake = query
+		}
+	}
+	return req, true
+}
+
+func isHandshake(command string) bool {
+	return command == "hello" || command == "isMaster" || command == "ismaster"
+}
+
+// readMessage reads one whole wire message into buf's storage.
+func readMessage(r *bufio.Reader, buf []byte) ([]byte, error) {
+	head, err := r.Peek(4)
+	if err != nil {
+		if errors.Is(err, io.EOF) && len(head) > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+		return buf, err
+	}
+	n := int(int32(binary.LittleEndian.Uint32(head)))
+	if n < 16 || n > maxMessageSize {
+		return buf, fmt.Errorf("message length %d out of range", n)
+	}
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	_, err = io.ReadFull(r, buf)
+	return buf, err
+}
+
+// msgBody is the section-0 document of an OP_MSG reply.
+func msgBody(msg []byte) (bsoncore.Document, bool) {
+	_, _, _, opcode, rem, ok := wiremessage.ReadHeader(msg)
+	if !ok || opcode != wiremessage.OpMsg {
+		return nil, false
+	}
+	if _, rem, ok = wiremessage.ReadMsgFlags(rem); !ok {
+		return nil, false
+	}
+	stype, rem, ok := wiremessage.ReadMsgSectionType(rem)
+	if !ok || stype != wiremessage.SingleDocument {
+		return nil, false
+	}
+	doc, _, ok := wiremessage.ReadMsgSectionSingleDocument(rem)
+	return doc, ok
+}
+
+func responseTo(msg []byte) int32 {
+	_, _, respTo, _, _, _ := wiremessage.ReadHeader(msg)
+	return respTo
+}
+
+// appendMsg appends an OP_MSG reply to the request respTo, with body as its only section.
+func appendMsg(dst []byte, respTo int32, body bsoncore.Document) []byte {
+	idx, dst := wiremessage.AppendHeaderStart(dst, wiremessage.NextRequestID(), respTo, wiremessage.OpMsg)
+	dst = wiremessage.AppendMsgFlags(dst, 0)
+	dst = wiremessage.AppendMsgSectionType(dst, wiremessage.SingleDocument)
+	dst = append(dst, body...)
+	return bsoncore.UpdateLength(dst, idx, int32(len(dst[idx:])))
+}
