@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -123,57 +122,4 @@ func (c *cluster) raise(ctx context.Context, instance int, name string, value in
 		return history.Op{}, fmt.Errorf("PUT /seq/%s {value: %d}: status %d, %+v, %v", name, value, resp.StatusCode, body, err)
 	}
 	return history.Op{Client: "admin PUT -> " + c.seqds[instance].Addr(), Start: start, End: time.Now(), First: value, Last: value}, nil
-}
-
-// A tally counts outcomes by kind, from many goroutines, so that a test can wait
-// for a number of them instead of sleeping.
-type tally struct {
-	mu      sync.Mutex
-	counts  map[string]int
-	waiters []tallyWaiter
-}
-
-type tallyWaiter struct {
-	kind string
-	n    int
-	ch   chan struct{}
-}
-
-// add counts one outcome of kind.
-func (t *tally) add(kind string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.counts == nil {
-		t.counts = map[string]int{}
-	}
-	t.counts[kind]++
-	keep := t.waiters[:0]
-	for _, w := range t.waiters {
-		if w.kind == kind && t.counts[kind] >= w.n {
-			close(w.ch)
-		} else {
-			keep = append(keep, w)
-		}
-	}
-	t.waiters = keep
-}
-
-// reach returns a channel that is closed once kind has been counted n times.
-func (t *tally) reach(kind string, n int) <-chan struct{} {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	w := tallyWaiter{kind: kind, n: n, ch: make(chan struct{})}
-	if t.counts[kind] >= n {
-		close(w.ch)
-	} else {
-		t.waiters = append(t.waiters, w)
-	}
-	return w.ch
-}
-
-// count is how many outcomes of kind have been counted.
-func (t *tally) count(kind string) int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.counts[kind]
 }

@@ -206,46 +206,86 @@ func callNext(ctx context.Context, hc *http.Client, base, name string) nextCall 
 	return c
 }
 
-// ledger records every allocation that clients received.
+// ledger records every allocation that clients received, and lets a test wait
+// for more of them.
 type ledger struct {
-	mu      sync.Mutex
-	ops     []history.Op
-	waiters []ledgerWaiter
-}
-
-type ledgerWaiter struct {
-	n  int
-	ch chan struct{}
+	ops     history.Recorder
+	answers tally
 }
 
 func (l *ledger) add(op history.Op) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.ops = append(l.ops, op)
-	keep := l.waiters[:0]
-	for _, w := range l.waiters {
-		if len(l.ops) >= w.n {
+	l.ops.Add(op)
+	l.answers.add("")
+}
+
+// more returns a channel that is closed once n more answers than now are recorded.
+func (l *ledger) more(n int) <-chan struct{} { return l.answers.more("", n) }
+
+func (l *ledger) snapshot() []history.Op { return l.ops.Ops() }
+
+// A tally counts outcomes by kind, from many goroutines, so that a test can wait
+// for a number of them instead of sleeping.
+type tally struct {
+	mu      sync.Mutex
+	counts  map[string]int
+	waiters []tallyWaiter
+}
+
+type tallyWaiter struct {
+	kind string
+	n    int
+	ch   chan struct{}
+}
+
+// add counts one outcome of kind.
+func (t *tally) add(kind string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.counts == nil {
+		t.counts = map[string]int{}
+	}
+	t.counts[kind]++
+	keep := t.waiters[:0]
+	for _, w := range t.waiters {
+		if w.kind == kind && t.counts[kind] >= w.n {
 			close(w.ch)
 		} else {
 			keep = append(keep, w)
 		}
 	}
-	l.waiters = keep
+	t.waiters = keep
 }
 
-// more returns a channel that is closed once n more answers than now are recorded.
-func (l *ledger) more(n int) <-chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	w := ledgerWaiter{n: len(l.ops) + n, ch: make(chan struct{})}
-	l.waiters = append(l.waiters, w)
+// reach returns a channel that is closed once kind has been counted n times.
+func (t *tally) reach(kind string, n int) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.reachLocked(kind, n)
+}
+
+// more returns a channel that is closed once kind has been counted n more times
+// than now.
+func (t *tally) more(kind string, n int) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.reachLocked(kind, t.counts[kind]+n)
+}
+
+func (t *tally) reachLocked(kind string, n int) <-chan struct{} {
+	w := tallyWaiter{kind: kind, n: n, ch: make(chan struct{})}
+	if t.counts[kind] >= n {
+		close(w.ch)
+	} else {
+		t.waiters = append(t.waiters, w)
+	}
 	return w.ch
 }
 
-func (l *ledger) snapshot() []history.Op {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.ops)
+// count is how many outcomes of kind have been counted.
+func (t *tally) count(kind string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.counts[kind]
 }
 
 // span returns how many answers and values the ops hold, and the least and
