@@ -50,8 +50,8 @@ func startCluster(t *testing.T, instances, clients int, env ...string) *cluster 
 }
 
 // load has clients HTTP clients call /seq/{name}/next until it is stopped, spread
-// evenly over the instances: client i asks instance i % instances. handle gets
-// every outcome, with the instance that gave it, as startLoad describes.
+// evenly over the instances, each client on one. handle gets every outcome, with
+// the instance that gave it, as startLoad describes.
 func (c *cluster) load(ctx context.Context, name string, clients int, handle func(instance int, call nextCall)) (stop func()) {
 	var loads []*load
 	for i, srv := range c.seqds {

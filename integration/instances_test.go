@@ -22,15 +22,8 @@ import (
 // before another was asked for holds smaller values. Gaps are expected (the raise
 // makes one) and not checked.
 func TestInstancesLinearizable(t *testing.T) {
-	for _, mode := range []struct {
-		name string
-		env  []string
-	}{
-		{"coalesce", nil},
-		{"no-coalesce", []string{"SEQD_NO_COALESCE=true"}},
-	} {
-		t.Run(mode.name, func(t *testing.T) { instancesScenario(t, mode.env...) })
-	}
+	t.Run("coalesce", func(t *testing.T) { instancesScenario(t, true) })
+	t.Run("no-coalesce", func(t *testing.T) { instancesScenario(t, false) })
 }
 
 // The load of the several-instance test. It is bounded by counts: the test ends
@@ -47,13 +40,12 @@ const (
 	raisedTo = 1_000_000
 )
 
-func instancesScenario(t *testing.T, env ...string) {
+func instancesScenario(t *testing.T, coalesce bool) {
 	ctx := testContext(t)
-	c := startCluster(t, instances, instanceClients, env...)
-	wantCoalesce := !strings.Contains(strings.Join(env, " "), "SEQD_NO_COALESCE=true")
+	c := startCluster(t, instances, instanceClients, fmt.Sprintf("SEQD_NO_COALESCE=%v", !coalesce))
 	for _, srv := range c.seqds {
-		if !strings.Contains(srv.Output(), fmt.Sprintf(`"coalesce":%v`, wantCoalesce)) {
-			t.Fatalf("seqd does not say coalesce %v when it starts:\n%s", wantCoalesce, srv.Output())
+		if !strings.Contains(srv.Output(), fmt.Sprintf(`"coalesce":%v`, coalesce)) {
+			t.Fatalf("seqd does not say coalesce %v when it starts:\n%s", coalesce, srv.Output())
 		}
 	}
 	const name = "shared"
@@ -130,7 +122,7 @@ func instancesScenario(t *testing.T, env ...string) {
 
 	res := checkHistory(t, rec.Ops())
 	t.Logf("%d seqd (coalesce %v), %d HTTP clients, %d driver clients × %d goroutines × %d $inc, one raise to %d: %v",
-		instances, wantCoalesce, instanceClients, driverClients, driverWorkers, driverIncs, raisedTo, res)
+		instances, coalesce, instanceClients, driverClients, driverWorkers, driverIncs, raisedTo, res)
 	if res.Max <= raisedTo {
 		t.Errorf("no value above %d after the raise; the run did not test it", raisedTo)
 	}
