@@ -19,7 +19,6 @@ import (
 func TestCounterManyCallersOneProcess(t *testing.T) {
 	for _, st := range strategies[:2] {
 		t.Run(st.name, func(t *testing.T) {
-			skipUnlessAtomic(t, st)
 			ctx := testContext(t)
 			obs := &observer{}
 			s := st.new(be.Database(t), counters.Options{Observer: obs})
@@ -59,7 +58,6 @@ func TestCounterManyCallersOneProcess(t *testing.T) {
 func TestCounterNextNRanges(t *testing.T) {
 	for _, st := range strategies[:2] {
 		t.Run(st.name, func(t *testing.T) {
-			skipUnlessAtomic(t, st)
 			ctx := testContext(t)
 			s := st.new(be.Database(t), counters.Options{})
 
@@ -116,7 +114,7 @@ func TestCounterUpsertRace(t *testing.T) {
 	}
 	mustNext(t, procs[0], "warm-up", 1) // creates the collection outside the race
 
-	rounds, duplicates := 0, 0
+	rounds := 0
 	for rounds < maxRounds && (rounds < 5 || obs.retries.Load() == 0) {
 		name := fmt.Sprintf("fresh-%d", rounds)
 		rounds++
@@ -135,34 +133,12 @@ func TestCounterUpsertRace(t *testing.T) {
 		}
 		close(gate)
 		wg.Wait()
-
-		if be.FerretDB {
-			// Lost updates make duplicates, but no value can exceed the number of
-			// $inc operations, and none may be missing its retry (an error above).
-			for _, v := range values {
-				if v < 1 || v > racers {
-					t.Errorf("%s: value %d outside 1…%d", name, v, racers)
-				}
-			}
-			slices.Sort(values)
-			if n := len(slices.Compact(slices.Clone(values))); n < racers {
-				duplicates++
-				t.Logf("FerretDB, %s: %s (its findAndModify is not atomic)", name, describeDuplicates(values))
-			}
-			continue
-		}
 		checkExactly(t, values, racers)
 	}
 
 	retries := obs.retries.Load()
 	t.Logf("%s: %d rounds of %d racers, %d E11000 retries", be.Kind, rounds, racers, retries)
-	switch {
-	case be.FerretDB && retries == 0:
-		t.Errorf("FerretDB gave no E11000 in %d upsert races; it did in earlier runs", rounds)
-	case be.FerretDB:
-		t.Logf("FerretDB answers the upsert race with E11000; the losers retried and got values. "+
-			"%d of %d rounds handed out duplicates, from its non-atomic findAndModify, not from the race", duplicates, rounds)
-	case retries == 0:
+	if retries == 0 {
 		t.Logf("no E11000 in %d upsert races: the server settled every race itself, "+
 			"so the retry path ran only in TestCounterRetryBound", rounds)
 	}
@@ -190,8 +166,6 @@ func TestCounterRetryBound(t *testing.T) {
 // Independent clients, each with its own connection pool like separate processes,
 // hammer one name. Half of them coalesce, half do not. No value may repeat.
 func TestCounterIndependentClients(t *testing.T) {
-	be.SkipIfFerretDB(t, "its findAndModify is not atomic across clients "+
-		"(32 clients × 200 $inc handed out duplicates), so this would only measure that")
 	ctx := testContext(t)
 	name := be.Database(t).Name()
 

@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/seqd/seqd/integration/seqdproc"
+	"github.com/seqd/seqd/internal/history"
 )
 
 // What the fault tests share: seqd started on a database of the test's choosing (so
@@ -81,16 +81,21 @@ func (c nextCall) String() string {
 	return fmt.Sprintf("%s count=%d: %d %q after %v", c.method, c.count, c.status, c.body, c.latency.Round(time.Millisecond))
 }
 
-// issued checks a 200 answer to c and returns the values it hands out.
-func (c nextCall) issued(name string) (valueRange, error) {
+// op checks a 200 answer to c and returns it as an operation of the history: the
+// values it hands out, asked for at c.start and received c.latency later.
+func (c nextCall) op(name string) (history.Op, error) {
 	var r nextReply
 	if err := json.Unmarshal(c.body, &r); err != nil {
-		return valueRange{}, fmt.Errorf("malformed answer to %v: %w", c, err)
+		return history.Op{}, fmt.Errorf("malformed answer to %v: %w", c, err)
 	}
 	if r.Name != name || r.Count != c.count || r.First < 1 || r.Value-r.First+1 != r.Count || r.Strategy != "counter" {
-		return valueRange{}, fmt.Errorf("wrong answer to %v", c)
+		return history.Op{}, fmt.Errorf("wrong answer to %v", c)
 	}
-	return valueRange{first: r.First, last: r.Value}, nil
+	return history.Op{
+		Client: fmt.Sprintf("http-%d", c.client),
+		Start:  c.start, End: c.start.Add(c.latency),
+		First: r.First, Last: r.Value,
+	}, nil
 }
 
 // connectionError reports whether c failed the way a request fails when the server
@@ -201,94 +206,105 @@ func callNext(ctx context.Context, hc *http.Client, base, name string) nextCall 
 	return c
 }
 
-// valueRange is the values first…last that one answer handed out.
-type valueRange struct{ first, last int64 }
-
-// ledger records every range of values that clients received.
+// ledger records every allocation that clients received, and lets a test wait
+// for more of them.
 type ledger struct {
+	ops     history.Recorder
+	answers tally
+}
+
+func (l *ledger) add(op history.Op) {
+	l.ops.Add(op)
+	l.answers.add("")
+}
+
+// more returns a channel that is closed once n more answers than now are recorded.
+func (l *ledger) more(n int) <-chan struct{} { return l.answers.more("", n) }
+
+func (l *ledger) snapshot() []history.Op { return l.ops.Ops() }
+
+// A tally counts outcomes by kind, from many goroutines, so that a test can wait
+// for a number of them instead of sleeping.
+type tally struct {
 	mu      sync.Mutex
-	ranges  []valueRange
-	waiters []ledgerWaiter
+	counts  map[string]int
+	waiters []tallyWaiter
 }
 
-type ledgerWaiter struct {
-	n  int
-	ch chan struct{}
+type tallyWaiter struct {
+	kind string
+	n    int
+	ch   chan struct{}
 }
 
-func (l *ledger) add(r valueRange) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.ranges = append(l.ranges, r)
-	keep := l.waiters[:0]
-	for _, w := range l.waiters {
-		if len(l.ranges) >= w.n {
+// add counts one outcome of kind.
+func (t *tally) add(kind string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.counts == nil {
+		t.counts = map[string]int{}
+	}
+	t.counts[kind]++
+	keep := t.waiters[:0]
+	for _, w := range t.waiters {
+		if w.kind == kind && t.counts[kind] >= w.n {
 			close(w.ch)
 		} else {
 			keep = append(keep, w)
 		}
 	}
-	l.waiters = keep
+	t.waiters = keep
 }
 
-// more returns a channel that is closed once n more answers than now are recorded.
-func (l *ledger) more(n int) <-chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	w := ledgerWaiter{n: len(l.ranges) + n, ch: make(chan struct{})}
-	l.waiters = append(l.waiters, w)
+// reach returns a channel that is closed once kind has been counted n times.
+func (t *tally) reach(kind string, n int) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.reachLocked(kind, n)
+}
+
+// more returns a channel that is closed once kind has been counted n more times
+// than now.
+func (t *tally) more(kind string, n int) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.reachLocked(kind, t.counts[kind]+n)
+}
+
+func (t *tally) reachLocked(kind string, n int) <-chan struct{} {
+	w := tallyWaiter{kind: kind, n: n, ch: make(chan struct{})}
+	if t.counts[kind] >= n {
+		close(w.ch)
+	} else {
+		t.waiters = append(t.waiters, w)
+	}
 	return w.ch
 }
 
-func (l *ledger) snapshot() []valueRange {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.ranges)
+// count is how many outcomes of kind have been counted.
+func (t *tally) count(kind string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.counts[kind]
 }
 
-// span returns how many answers and values the ranges hold, and the least and
+// span returns how many answers and values the ops hold, and the least and
 // greatest value.
-func span(ranges []valueRange) (answers int, values, lo, hi int64) {
-	for i, r := range ranges {
-		if i == 0 || r.first < lo {
-			lo = r.first
-		}
-		if i == 0 || r.last > hi {
-			hi = r.last
-		}
-		values += r.last - r.first + 1
-	}
-	return len(ranges), values, lo, hi
+func span(ops []history.Op) (answers int, values, lo, hi int64) {
+	r := history.Check(ops, history.Options{})
+	return r.Ops, r.Values, r.Min, r.Max
 }
 
-// checkNoDuplicates fails t if any value is in more than one range.
-func checkNoDuplicates(t *testing.T, ranges []valueRange) {
+// checkHistory fails t unless ops are the history of a linearizable counter: no
+// value twice, and an allocation that completed before another was asked for holds
+// smaller values. It returns what the check found, for the log.
+func checkHistory(t *testing.T, ops []history.Op) history.Result {
 	t.Helper()
-	sorted := slices.Clone(ranges)
-	slices.SortFunc(sorted, func(a, b valueRange) int { return compareInt64(a.first, b.first) })
-	var dups []string
-	var widest valueRange // of those so far, the one that reaches highest
-	for i, r := range sorted {
-		if i > 0 && r.first <= widest.last {
-			dups = append(dups, fmt.Sprintf("%d…%d and %d…%d", widest.first, widest.last, r.first, r.last))
-		}
-		if i == 0 || r.last > widest.last {
-			widest = r
-		}
+	r := history.Check(ops, history.Options{})
+	if err := r.Err(); err != nil {
+		t.Error(err)
 	}
-	if len(dups) > 0 {
-		t.Errorf("values issued twice: %d answers repeat values of earlier ones: %s", len(dups), strings.Join(dups[:min(len(dups), 10)], "; "))
-	}
-}
-
-func compareInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return r
 }
 
 // waitFor waits for ch to close, or fails the test when ctx ends first.
@@ -348,42 +364,6 @@ func checkUnavailable(status int, header http.Header, body []byte) error {
 	return nil
 }
 
-// goroutines reads go_goroutines from seqd's /metrics. hc should not keep
-// connections alive, so that the scrape leaves no connection goroutine behind.
-func goroutines(ctx context.Context, hc *http.Client, base string) (int, error) {
-	v, err := metric(ctx, hc, base, "go_goroutines")
-	return int(v), err
-}
-
-// metric reads one series, such as `seqd_backend_errors_total{code="unavailable"}`,
-// from seqd's /metrics.
-func metric(ctx context.Context, hc *http.Client, base, series string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("/metrics: status %d", resp.StatusCode)
-	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	prefix := []byte(series + " ")
-	for sc.Scan() {
-		if v, ok := bytes.CutPrefix(sc.Bytes(), prefix); ok {
-			return strconv.ParseFloat(string(v), 64)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, fmt.Errorf("/metrics has no %s", series)
-}
-
 // pollUntil calls check every 50ms until it reports done, and fails the test if ctx
 // ends first. Use it only where no event says the state has changed.
 func pollUntil(t *testing.T, ctx context.Context, what string, check func() (bool, error)) {
@@ -430,13 +410,13 @@ func (f *failures) errorf(format string, args ...any) {
 	}
 }
 
-// count is how many failures were reported.
 // restartAndCheck starts seqd again on db, loads name until 300 more answers have
-// come, and checks the whole run: no value issued twice, and every value after the
-// restart above every value before what (the fault). It returns the ranges issued
-// before and after.
+// come, and checks the history of the whole run. The first seqd is gone before the
+// second starts, so the check's real-time order means that every value after the
+// restart is above every value before what (the fault). It returns the
+// allocations before and after.
 func restartAndCheck(t *testing.T, ctx context.Context, hc *http.Client, db, name string, fail *failures,
-	before []valueRange, what string) (_, after []valueRange) {
+	before []history.Op, what string) (_, after []history.Op) {
 	t.Helper()
 	second := startSeqdAt(t, seqdURI(), db)
 	var l ledger
@@ -445,21 +425,19 @@ func restartAndCheck(t *testing.T, ctx context.Context, hc *http.Client, db, nam
 			fail.errorf("after the restart: %v", c)
 			return
 		}
-		r, err := c.issued(name)
+		op, err := c.op(name)
 		if err != nil {
 			fail.errorf("after the restart: %v", err)
 			return
 		}
-		l.add(r)
+		l.add(op)
 	})
 	waitFor(t, ctx, l.more(300), "300 answers after the restart")
 	load.stop()
 
 	after = l.snapshot()
-	checkNoDuplicates(t, append(slices.Clone(before), after...))
-	_, _, _, lastBefore := span(before)
-	if _, _, firstAfter, _ := span(after); firstAfter <= lastBefore {
-		t.Errorf("after the restart seqd handed out %d, not above %d from before %s", firstAfter, lastBefore, what)
+	if r := checkHistory(t, append(slices.Clone(before), after...)); r.Err() != nil {
+		t.Errorf("the history of the run across %s does not hold", what)
 	}
 	return before, after
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/seqd/seqd/integration/devstore"
+	"github.com/seqd/seqd/internal/history"
 )
 
 // Fault tests: the real seqd under load while something breaks. seqd is killed,
@@ -26,9 +27,12 @@ import (
 // throughout: no value is handed out twice, a failure is quick and well-formed,
 // nothing is left behind.
 //
-// On the dev store (FerretDB) findAndModify is not atomic across clients, so two
-// seqd processes must never write one name at the same time. These tests run one
-// seqd at a time: the second starts only after the first has exited.
+// These tests run one seqd at a time: the second starts only after the first has
+// exited, so every value after the restart must be above every value before it.
+// What a server reports without a process dying (failover errors, write-concern
+// errors, dropped or slow connections) is in failpoint_test.go, injected with
+// MongoDB's failCommand failpoint; several seqd on one store are in
+// instances_test.go.
 
 // faultClients is how many HTTP clients load seqd in the fault tests.
 const faultClients = 16
@@ -51,12 +55,12 @@ func TestFaultSeqdKilledUnderLoad(t *testing.T) {
 	l := startLoad(ctx, t, hc, first.URL(), name, faultClients, func(c nextCall) {
 		switch {
 		case c.status == http.StatusOK:
-			r, err := c.issued(name)
+			op, err := c.op(name)
 			if err != nil {
 				fail.errorf("before the kill: %v", err)
 				return
 			}
-			before.add(r)
+			before.add(op)
 			return
 		case !killing.Load():
 			fail.errorf("before the kill: %v", c)
@@ -122,12 +126,12 @@ func TestFaultBackendDownUnderLoad(t *testing.T) {
 		p := phase.Load()
 		switch {
 		case c.status == http.StatusOK:
-			r, err := c.issued(name)
+			op, err := c.op(name)
 			if err != nil {
 				fail.errorf("%v", err)
 				return
 			}
-			values[p].add(r)
+			values[p].add(op)
 		case c.err != nil:
 			fail.errorf("no answer (a hang, or seqd died): %v", c)
 		case p == up:
@@ -185,11 +189,11 @@ func TestFaultBackendDownUnderLoad(t *testing.T) {
 	waitFor(t, ctx, values[recovered].more(200), "200 answers after the backend is back")
 	l.stop()
 
-	var all []valueRange
+	var all []history.Op
 	for i := range values {
 		all = append(all, values[i].snapshot()...)
 	}
-	checkNoDuplicates(t, all)
+	checkHistory(t, all)
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -260,9 +264,9 @@ func TestFaultAbandonedRequestsLeaveNoGoroutines(t *testing.T) {
 	// Requests abandoned right after they are sent, or at some point while seqd waits
 	// for the slowed backend.
 	// seqd answers 499 (logged, counted) to a client that left before its answer.
-	const cutInBackend = `seqd_http_requests_total{code="499",method="POST",url="/seq/:name/next"}`
-	if _, err := metric(ctx, scraper, base, cutInBackend); err == nil {
-		t.Fatalf("%s before any request was abandoned", cutInBackend)
+	cutInBackend := []string{"code", "499", "method", "POST", "url", "/seq/:name/next"}
+	if _, err := metric(ctx, scraper, base, "seqd_http_requests_total", cutInBackend...); err == nil {
+		t.Fatalf("seqd_http_requests_total%q before any request was abandoned", cutInBackend)
 	}
 	proxy.SetDelay(100 * time.Millisecond)
 	const abandoned = 300
@@ -304,7 +308,7 @@ func TestFaultAbandonedRequestsLeaveNoGoroutines(t *testing.T) {
 	wg.Wait()
 	// A request whose client leaves while seqd waits for the backend ends with a
 	// cancelled context, which seqd answers 499. Some must have.
-	cut, err := metric(ctx, scraper, base, cutInBackend)
+	cut, err := metric(ctx, scraper, base, "seqd_http_requests_total", cutInBackend...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,12 +397,12 @@ func TestFaultShutdownUnderLoad(t *testing.T) {
 	l := startLoad(ctx, t, hc, first.URL(), name, faultClients, func(c nextCall) {
 		switch {
 		case c.status == http.StatusOK:
-			r, err := c.issued(name)
+			op, err := c.op(name)
 			if err != nil {
 				fail.errorf("%v", err)
 				return
 			}
-			before.add(r)
+			before.add(op)
 			if stopping.Load() {
 				answeredStopping.Add(1)
 			}

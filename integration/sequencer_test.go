@@ -4,7 +4,6 @@ package integration
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -17,12 +16,8 @@ import (
 
 // A strategy is one way to build a Sequencer. Every test in this file runs on each.
 type strategy struct {
-	name string
-	new  func(db *mongo.Database, opts counters.Options) counters.Sequencer
-	// atomic is true if concurrent calls from one process stay correct on any
-	// backend. The non-coalescing counter needs findAndModify to be atomic across
-	// connections, and FerretDB's is not.
-	atomic  bool
+	name    string
+	new     func(db *mongo.Database, opts counters.Options) counters.Sequencer
 	batches bool // NextN with n > 1 is supported
 }
 
@@ -30,7 +25,6 @@ var strategies = []strategy{
 	{
 		name:    "counter",
 		new:     func(db *mongo.Database, o counters.Options) counters.Sequencer { return counters.NewCounter(db, o) },
-		atomic:  true,
 		batches: true,
 	},
 	{
@@ -42,26 +36,14 @@ var strategies = []strategy{
 		batches: true,
 	},
 	{
-		name:   "optimistic",
-		new:    func(db *mongo.Database, o counters.Options) counters.Sequencer { return counters.NewOptimistic(db, o) },
-		atomic: true, // it relies on the unique _id index only
+		name: "optimistic",
+		new:  func(db *mongo.Database, o counters.Options) counters.Sequencer { return counters.NewOptimistic(db, o) },
 	},
 }
 
 func forEachStrategy(t *testing.T, test func(t *testing.T, st strategy)) {
 	for _, st := range strategies {
 		t.Run(st.name, func(t *testing.T) { test(t, st) })
-	}
-}
-
-// skipUnlessAtomic skips concurrent tests of a strategy that needs an atomic
-// findAndModify, on FerretDB.
-func skipUnlessAtomic(t *testing.T, st strategy) {
-	t.Helper()
-	if !st.atomic {
-		be.SkipIfFerretDB(t, "its findAndModify is not atomic across connections "+
-			"(concurrent $inc on one document lose updates), so concurrent uncoalesced "+
-			"counter writes hand out duplicates")
 	}
 }
 
@@ -153,7 +135,6 @@ func TestExhaustion(t *testing.T) {
 // does not fit and is split.
 func TestExhaustionUnderConcurrency(t *testing.T) {
 	forEachStrategy(t, func(t *testing.T, st strategy) {
-		skipUnlessAtomic(t, st)
 		ctx := testContext(t)
 		s := st.new(be.Database(t), counters.Options{})
 		mustSet(t, s, "end", math.MaxInt64-3, false)
@@ -231,15 +212,4 @@ func checkExactly(t *testing.T, values []int64, n int64) {
 	if dups > 0 || missing > 0 || next-1 != n {
 		t.Errorf("values are not exactly 1…%d: %d duplicates, %d missing, last %d", n, dups, missing, next-1)
 	}
-}
-
-func describeDuplicates(values []int64) string {
-	seen := map[int64]int{}
-	dups := 0
-	for _, v := range values {
-		if seen[v]++; seen[v] == 2 {
-			dups++
-		}
-	}
-	return fmt.Sprintf("%d values, %d distinct, %d repeated", len(values), len(seen), dups)
 }

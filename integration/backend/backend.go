@@ -13,8 +13,11 @@
 //     cmd/devstore and run from a temporary directory.
 //
 // A TestMain opens one Backend for the whole package, and tests call Database.
-// Some tests need guarantees that FerretDB does not give; they skip on it with
-// SkipIfFerretDB and say why.
+// Every backend must keep MongoDB's promises for single-document writes. What not
+// every server offers is asked of the server: RequireFailCommand skips a test when
+// the server refuses the failCommand failpoint (mongod without
+// enableTestCommands), RequireReplicaSet when it is not a replica set member
+// (retryable writes, transactions).
 package backend
 
 import (
@@ -50,12 +53,11 @@ const DockerProbeTimeout = 3 * time.Second
 
 // A Backend is the server that a test run uses.
 type Backend struct {
-	Kind     string        // KindURI, KindDocker or KindDevStore
-	URI      string        // connection string; clients should add SetDirect(Direct)
-	Direct   bool          // connect directly, not by replica set discovery
-	Client   *mongo.Client // shared by the tests
-	Version  string        // the server's buildInfo version
-	FerretDB bool          // the server is FerretDB
+	Kind    string        // KindURI, KindDocker or KindDevStore
+	URI     string        // connection string; clients should add SetDirect(Direct)
+	Direct  bool          // connect directly, not by replica set discovery
+	Client  *mongo.Client // shared by the tests
+	Version string        // the server's buildInfo version
 
 	stop func(context.Context) error
 }
@@ -95,11 +97,7 @@ func (b *Backend) Close(ctx context.Context) error {
 
 // String describes the backend in one line.
 func (b *Backend) String() string {
-	s := fmt.Sprintf("%s, server version %s", b.Kind, b.Version)
-	if b.FerretDB {
-		s += ", FerretDB"
-	}
-	return s
+	return fmt.Sprintf("%s, server version %s", b.Kind, b.Version)
 }
 
 // NewClient returns a client of its own, with its own connection pool, as a
@@ -144,14 +142,6 @@ func (b *Backend) Database(tb testing.TB) *mongo.Database {
 	return db
 }
 
-// SkipIfFerretDB skips tb on FerretDB, giving why.
-func (b *Backend) SkipIfFerretDB(tb testing.TB, why string) {
-	tb.Helper()
-	if b.FerretDB {
-		tb.Skipf("skipped on FerretDB: %s", why)
-	}
-}
-
 func (b *Backend) clientOptions() *options.ClientOptions {
 	return options.Client().ApplyURI(b.URI).SetDirect(b.Direct)
 }
@@ -169,20 +159,7 @@ func connect(ctx context.Context, b *Backend) (*Backend, error) {
 	}
 	b.Client = client
 	b.Version, _ = info["version"].(string)
-	b.FerretDB = isFerretDB(info)
 	return b, nil
-}
-
-// isFerretDB reports whether a buildInfo reply comes from FerretDB. FerretDB adds
-// its own fields (v1.24: ferretdbVersion and ferretdbFeatures), and mongod has no
-// field with that prefix.
-func isFerretDB(buildInfo bson.M) bool {
-	for k := range buildInfo {
-		if strings.HasPrefix(strings.ToLower(k), "ferretdb") {
-			return true
-		}
-	}
-	return false
 }
 
 // dockerHealthy asks the Docker engine for its info, within DockerProbeTimeout.
@@ -222,8 +199,13 @@ type discard struct{}
 
 func (discard) Printf(string, ...any) {}
 
+// startDocker runs mongo:8.0 as a single-node replica set with the test commands
+// on, so that the fault tests can configure the failCommand failpoint. The module
+// appends "--replSet rs0" after these arguments; the image's entrypoint puts
+// mongod in front of arguments that start with a dash.
 func startDocker(ctx context.Context) (*Backend, error) {
-	ctr, err := mongodb.Run(ctx, "mongo:8.0", mongodb.WithReplicaSet("rs0"))
+	ctr, err := mongodb.Run(ctx, "mongo:8.0", mongodb.WithReplicaSet("rs0"),
+		testcontainers.WithCmdArgs("--setParameter", "enableTestCommands=1"))
 	if err != nil {
 		testcontainers.TerminateContainer(ctr)
 		return nil, err

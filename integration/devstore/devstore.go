@@ -1,8 +1,9 @@
 //go:build integration
 
 // Package devstore builds and runs the development store for tests. The store is
-// cmd/devstore, FerretDB on SQLite, and speaks the MongoDB wire protocol on
-// machines where mongod cannot run.
+// cmd/devstore, FerretDB on SQLite behind a front that makes single-document
+// writes atomic and speaks MongoDB's failCommand failpoint. It speaks the MongoDB
+// wire protocol on machines where mongod cannot run.
 //
 // cmd/devstore is a separate module, so that seqd does not depend on FerretDB.
 // This package does not import it either. Build compiles the binary with the go
