@@ -144,18 +144,22 @@ func TestCounterUpsertRace(t *testing.T) {
 	}
 }
 
-// A counter document without seq never matches the reservation filter, so every
-// upsert collides with it. That makes the retry path and its bound deterministic:
-// MaxRetries retries, each reported to the Observer, then ErrContention.
+// The retry path and its bound, made deterministic by the failCommand failpoint:
+// every reservation is answered E11000, as a lost upsert race is. MaxRetries
+// retries, each reported to the Observer, then ErrContention.
 func TestCounterRetryBound(t *testing.T) {
+	be.RequireFailCommand(t)
 	ctx := testContext(t)
 	db := be.Database(t)
-	if _, err := db.Collection(counters.DefaultCollection).InsertOne(ctx, bson.D{{Key: "_id", Value: "broken"}}); err != nil {
-		t.Fatal(err)
-	}
+	// Every upsert loses the race: the server answers E11000 each time.
+	be.FailCommand(t, "alwaysOn", bson.D{
+		{Key: "failCommands", Value: bson.A{"findAndModify"}},
+		{Key: "namespace", Value: db.Name() + "." + counters.DefaultCollection},
+		{Key: "errorCode", Value: 11000},
+	})
 	obs := &observer{}
 	c := counters.NewCounter(db, counters.Options{MaxRetries: 3, Observer: obs, NoCoalesce: true})
-	if v, err := c.Next(ctx, "broken"); !errors.Is(err, counters.ErrContention) {
+	if v, err := c.Next(ctx, "contended"); !errors.Is(err, counters.ErrContention) {
 		t.Fatalf("Next = %d, %v; want ErrContention", v, err)
 	}
 	if got := obs.retries.Load(); got != 3 {
