@@ -8,6 +8,7 @@ DEVSTORE_WAIT ?= 30
 # The race detector needs cgo, and cgo a C compiler: without one (go env CGO_ENABLED
 # is 0, or CC is not found) the tests run without -race, and say so.
 RACE := $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env CC)" >/dev/null && echo -race)
+GOTEST = $(if $(RACE),$(GO) test -race,CGO_ENABLED=0 $(GO) test)
 NORACE_WARNING = @echo "make: WARNING: no C compiler found, so testing WITHOUT the race detector (install gcc, or set CC, to test with -race)" >&2
 
 # How long `make fuzz` runs each fuzz target.
@@ -25,11 +26,11 @@ vet:
 
 unit:
 	$(if $(RACE),,$(NORACE_WARNING))
-	$(GO) test $(RACE) ./...
+	$(GOTEST) ./...
 
 integration:
 	$(if $(RACE),,$(NORACE_WARNING))
-	$(GO) test $(RACE) -tags integration -count=1 -timeout 30m ./integration/...
+	$(GOTEST) -tags integration -count=1 -timeout 30m ./integration/...
 
 # The README's figures: builds and starts what it needs (dev store, seqd with and
 # without coalescing, a bare Echo server), measures, prints the table to bench.md.
