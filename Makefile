@@ -1,7 +1,15 @@
 GO ?= go
 SHELL := bash
-# Where `make run` starts the development store when MONGODB_URI is not set.
+# Where `make run` starts the development store when MONGODB_URI is not set, and how
+# many seconds it waits for the store to say it listens.
 DEVSTORE_ADDR ?= 127.0.0.1:27017
+DEVSTORE_WAIT ?= 30
+
+# The race detector needs cgo, and cgo a C compiler: without one (go env CGO_ENABLED
+# is 0, or CC is not found) the tests run without -race, and say so.
+RACE := $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env CC)" >/dev/null && echo -race)
+GOTEST = $(if $(RACE),$(GO) test -race,CGO_ENABLED=0 $(GO) test)
+NORACE_WARNING = @echo "make: WARNING: no C compiler found, so testing WITHOUT the race detector (install gcc, or set CC, to test with -race)" >&2
 
 # How long `make fuzz` runs each fuzz target.
 FUZZTIME ?= 30s
@@ -18,11 +26,13 @@ vet:
 	cd cmd/devstore && $(GO) vet ./...
 
 unit:
-	$(GO) test -race ./...
-	cd cmd/devstore && $(GO) test -race ./...
+	$(if $(RACE),,$(NORACE_WARNING))
+	$(GOTEST) ./...
+	cd cmd/devstore && $(GOTEST) ./...
 
 integration:
-	$(GO) test -race -tags integration -count=1 -timeout 30m ./integration/...
+	$(if $(RACE),,$(NORACE_WARNING))
+	$(GOTEST) -tags integration -count=1 -timeout 30m ./integration/...
 
 # The README's figures: builds and starts what it needs (dev store, seqd with and
 # without coalescing, a bare Echo server), measures, prints the table to bench.md.
@@ -44,17 +54,42 @@ build:
 devstore:
 	cd cmd/devstore && $(GO) build -o ../../bin/devstore .
 
-# Serve the API in the foreground. Without MONGODB_URI it starts the development
-# store (data under ./data) next to seqd; Ctrl-C stops both.
-run: build
-	@if [ -n "$$MONGODB_URI" ]; then exec bin/seqd; fi; \
-	$(MAKE) --no-print-directory devstore || exit 1; \
-	bin/devstore -listen $(DEVSTORE_ADDR) -dir data & ds=$$!; \
+# Serve the API in the foreground. Without MONGODB_URI it builds seqd and the
+# development store at once, starts the store (data under ./data), waits for its
+# "listening on ADDR" line, then starts seqd; Ctrl-C stops both.
+run:
+	@if [ -n "$$MONGODB_URI" ]; then \
+		$(MAKE) --no-print-directory build || exit 1; \
+		against="the server in MONGODB_URI"; $(run_banner); \
+		exec bin/seqd; \
+	fi; \
+	[ -x bin/devstore ] || echo "make run: building the development store — first time only, a few minutes"; \
+	[ -x bin/seqd ] || echo "make run: building seqd — first time only"; \
+	$(MAKE) --no-print-directory -j2 build devstore || exit 1; \
+	exec 3< <(exec bin/devstore -listen $(DEVSTORE_ADDR) -dir data); ds=$$!; \
 	trap 'kill $$ds 2>/dev/null; wait $$ds 2>/dev/null' EXIT; \
 	trap 'exit 130' INT TERM; \
-	for i in $$(seq 100); do \
-		kill -0 $$ds 2>/dev/null || { echo "make run: the development store did not start (is $(DEVSTORE_ADDR) in use? set DEVSTORE_ADDR)" >&2; exit 1; }; \
-		(exec 3<>/dev/tcp/$${DEVSTORE_ADDR%:*}/$${DEVSTORE_ADDR##*:}) 2>/dev/null && break; \
-		sleep 0.1; \
+	ready=; timedout=; \
+	while :; do \
+		IFS= read -r -t $(DEVSTORE_WAIT) line <&3 || { [ $$? -gt 128 ] && timedout=1; break; }; \
+		echo "$$line"; \
+		case "$$line" in "listening on "*) ready=1; break;; esac; \
 	done; \
+	if [ -z "$$ready" ]; then \
+		if [ -n "$$timedout" ]; then \
+			echo "make run: the development store did not say it listens on $(DEVSTORE_ADDR) within $(DEVSTORE_WAIT) s" >&2; \
+		else \
+			wait $$ds; echo "make run: the development store exited (status $$?) before listening on $(DEVSTORE_ADDR); if that address is in use, choose another: DEVSTORE_ADDR=127.0.0.1:27018 make run" >&2; \
+		fi; \
+		exit 1; \
+	fi; \
+	cat <&3 & exec 3<&-; \
+	against="the development store at $(DEVSTORE_ADDR) (data in ./data)"; $(run_banner); \
 	MONGODB_URI=mongodb://$(DEVSTORE_ADDR)/ bin/seqd
+
+# What `make run` says before seqd starts: where it serves, against what, and whether
+# tokens are on (never the tokens themselves). The shell variable against names the store.
+run_banner = printf 'make run: seqd serves http://%s against %s\nmake run: client tokens %s; admin token %s\n' \
+	"$${SEQD_ADDR:-127.0.0.1:8080}" "$$against" \
+	"$$( [ -n "$$SEQD_TOKENS$$SEQD_TOKENS_FILE" ] && echo "on: /oid and /seq need one" || echo "off: anyone who reaches the address may call /oid and /seq" )" \
+	"$$( [ -n "$$SEQD_ADMIN_TOKEN$$SEQD_ADMIN_TOKEN_FILE" ] && echo "on: PUT /seq/{name} needs it" || echo "off: PUT /seq/{name} answers 403 (start with SEQD_ADMIN_TOKEN=… make run)" )"

@@ -150,7 +150,7 @@ func readCounter(ctx context.Context, coll *mongo.Collection, name string) (int6
 	if err != nil {
 		return 0, err
 	}
-	return counterValue(doc)
+	return counterValue(name, doc)
 }
 
 // counterFilter matches name's counter document if its seq is a counter seqd can
@@ -174,14 +174,14 @@ func counterFilter(name string, max int64) bson.D {
 	}
 }
 
-// counterValue returns the seq of a counter document, or an error wrapping
-// ErrInvalidCounter that says what was found instead of an integer from 0 to
-// math.MaxInt64. Doubles are refused even when whole: above 2^53 they cannot count
+// counterValue returns the seq of name's counter document, or an error wrapping
+// ErrInvalidCounter that names the sequence and says what was found instead of an
+// integer from 0 to math.MaxInt64. Doubles are refused even when whole: above 2^53 they cannot count
 // on by one, and $inc on one stays a double.
-func counterValue(doc bson.Raw) (int64, error) {
+func counterValue(name string, doc bson.Raw) (int64, error) {
 	v, err := doc.LookupErr("seq")
 	if err != nil {
-		return 0, fmt.Errorf("%w: the counter document has no seq field", ErrInvalidCounter)
+		return 0, fmt.Errorf("%w: the counter document of %q has no seq field", ErrInvalidCounter, cut(name, 40))
 	}
 	switch v.Type {
 	case bson.TypeInt32, bson.TypeInt64:
@@ -189,8 +189,8 @@ func counterValue(doc bson.Raw) (int64, error) {
 			return n, nil
 		}
 	}
-	return 0, fmt.Errorf("%w: seq is %s %s, want an integer from 0 to %d (int32 or int64)",
-		ErrInvalidCounter, bsonTypeName(v.Type), cut(v.String(), 40), int64(math.MaxInt64))
+	return 0, fmt.Errorf("%w: the seq of %q is %s %s, want an integer from 0 to %d (int32 or int64)",
+		ErrInvalidCounter, cut(name, 40), bsonTypeName(v.Type), cut(v.String(), 40), int64(math.MaxInt64))
 }
 
 // bsonTypeName names t with an article, as MongoDB's $type aliases spell it.
@@ -286,7 +286,7 @@ func (c *Counter) List(ctx context.Context) ([]Sequence, error) {
 		if !ok {
 			continue // not a sequence: every name is a string
 		}
-		v, err := counterValue(d)
+		v, err := counterValue(name, d)
 		seqs = append(seqs, Sequence{Name: name, Value: v, Err: wrap(err, "list", name)})
 	}
 	return seqs, nil

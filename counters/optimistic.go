@@ -218,8 +218,8 @@ func maxID(ctx context.Context, coll *mongo.Collection) (max int64, found bool, 
 			return int64(f), true, nil
 		}
 	}
-	return 0, false, fmt.Errorf("%w: the largest _id, %s, is not a whole number seqd can continue from",
-		ErrInvalidCounter, cut(doc.ID.String(), 40))
+	return 0, false, fmt.Errorf("%w: the largest _id in %s, %s, is not a whole number seqd can continue from",
+		ErrInvalidCounter, coll.Name(), cut(doc.ID.String(), 40))
 }
 
 func (o *Optimistic) ledger(name string) *mongo.Collection {

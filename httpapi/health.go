@@ -16,7 +16,17 @@ type status struct {
 
 // healthz answers 200 while the process serves.
 func healthz(c echo.Context) error {
-	return c.JSON(http.StatusOK, status{"ok"})
+	return answerStatus(c, "ok")
+}
+
+// answerStatus writes {"status": s} with 200, or only the status line and headers
+// to HEAD.
+func answerStatus(c echo.Context, s string) error {
+	if c.Request().Method == http.MethodHead {
+		c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+		return c.NoContent(http.StatusOK)
+	}
+	return c.JSON(http.StatusOK, status{s})
 }
 
 // readyz answers 200 when the backend answers a ping within the request deadline.
@@ -25,6 +35,6 @@ func readyz(ping func(context.Context) error) echo.HandlerFunc {
 		if err := ping(c.Request().Context()); err != nil {
 			return fmt.Errorf("readyz: %w: %w", counters.ErrUnavailable, err)
 		}
-		return c.JSON(http.StatusOK, status{"ready"})
+		return answerStatus(c, "ready")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/seqd/seqd/counters"
@@ -69,12 +70,16 @@ func TestListMarksInvalidCounters(t *testing.T) {
 // again will not help.
 func TestInvalidCounterIsNotInternal(t *testing.T) {
 	s := newServer(t)
-	s.counter.failWith(fmt.Errorf(`counters: next "orders": %w: seq is a double 41.5`, counters.ErrInvalidCounter))
+	s.counter.failWith(fmt.Errorf(`counters: next "orders": %w: the seq of "orders" is a double 41.5`, counters.ErrInvalidCounter))
 	for _, target := range []string{"/seq/orders/next", "/seq/orders"} {
 		rec := s.get(t, target)
 		wantError(t, rec, http.StatusInternalServerError, "invalid_counter")
 		if ra := rec.Header().Get("Retry-After"); ra != "" {
 			t.Errorf("GET %s: Retry-After %q, want none", target, ra)
+		}
+		// The operator learns which sequence and what is stored there.
+		if body := rec.Body.String(); !strings.Contains(body, `of \"orders\" is a double 41.5`) {
+			t.Errorf("GET %s: %s, want the message to name the sequence and what was found", target, body)
 		}
 	}
 }

@@ -54,14 +54,18 @@ func observe(log *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 				level = slog.LevelInfo
 			}
 			if log.Enabled(ctx, level) {
-				log.LogAttrs(ctx, level, "request",
+				attrs := []slog.Attr{
 					slog.String("request_id", requestID(c)),
 					slog.String("method", r.Method),
-					slog.String("path", r.URL.Path),
+					slog.String("path", prefix(r.URL.Path, maxLoggedPath)),
 					slog.Int("status", status),
-					slog.Duration("duration", elapsed),
+					slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
 					slog.String("remote", c.RealIP()),
-				)
+				}
+				if code, ok := c.Get(errorCodeKey).(string); ok {
+					attrs = append(attrs, slog.String("code", code))
+				}
+				log.LogAttrs(ctx, level, "request", attrs...)
 			}
 			return nil
 		}
@@ -69,6 +73,10 @@ func observe(log *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 }
 
 var noStoreValue = []string{"no-store"}
+
+// maxLoggedPath bounds the path in an access log line: a client may send a very long
+// one, and the start is enough to find it.
+const maxLoggedPath = 256
 
 // serveRecovering gives the request its id and calls next, and turns a panic in
 // either into an error, logged with its stack. The id is made inside the recovery

@@ -28,7 +28,9 @@ var specStatuses = map[string][]string{
 	"GET /seq/{name}/next":  {"200", "400", "401", "409", "503"},
 	"POST /seq/{name}/next": {"200", "400", "401", "409", "503"},
 	"GET /healthz":          {"200"},
+	"HEAD /healthz":         {"200"},
 	"GET /readyz":           {"200", "503"},
+	"HEAD /readyz":          {"200", "503"},
 	"GET /metrics":          {"200"},
 	"GET /openapi.json":     {"200"},
 }

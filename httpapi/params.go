@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 )
@@ -22,12 +23,12 @@ func query(c echo.Context, allowed ...string) (map[string]string, error) {
 	for k, v := range vals {
 		if !contains(allowed, k) {
 			if len(allowed) == 0 {
-				return nil, badRequest("unknown_parameter", "unknown query parameter %q: this endpoint takes none", k)
+				return nil, badRequest("unknown_parameter", "unknown query parameter %s: this endpoint takes none", quoted(k))
 			}
-			return nil, badRequest("unknown_parameter", "unknown query parameter %q (allowed: %v)", k, allowed)
+			return nil, badRequest("unknown_parameter", "unknown query parameter %s (allowed: %s)", quoted(k), strings.Join(allowed, ", "))
 		}
 		if len(v) != 1 {
-			return nil, badRequest("invalid_query", "query parameter %q given %d times", k, len(v))
+			return nil, badRequest("invalid_query", "query parameter %s given %d times", quoted(k), len(v))
 		}
 		out[k] = v[0]
 	}
@@ -51,7 +52,7 @@ func intParam(q map[string]string, key string, def, min, max int64) (int64, erro
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < min || n > max {
-		return 0, badRequest("invalid_"+key, "%s must be an integer from %d to %d, got %q", key, min, max, s)
+		return 0, badRequest("invalid_"+key, "%s must be an integer from %d to %d, got %s", key, min, max, quoted(s))
 	}
 	return n, nil
 }
@@ -64,7 +65,7 @@ func boolParam(q map[string]string, key string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(s)
 	if err != nil {
-		return false, badRequest("invalid_"+key, "%s must be true or false, got %q", key, s)
+		return false, badRequest("invalid_"+key, "%s must be true or false, got %s", key, quoted(s))
 	}
 	return b, nil
 }

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"net/http"
+
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 )
@@ -39,8 +41,11 @@ func addRoutes(e *echo.Echo, cfg Config) {
 	e.GET("/seq/:name/next", nextValues(seqs, m), backend...)
 	e.POST("/seq/:name/next", nextValues(seqs, m), backend...)
 
-	e.GET("/healthz", healthz)
-	e.GET("/readyz", readyz(cfg.Ping), middleware.ContextTimeout(cfg.Timeout))
+	// Load balancers probe with HEAD as often as with GET. Routes that hand out
+	// values refuse HEAD (405): a probe must not spend a value.
+	probe := []string{http.MethodGet, http.MethodHead}
+	e.Match(probe, "/healthz", healthz)
+	e.Match(probe, "/readyz", readyz(cfg.Ping), middleware.ContextTimeout(cfg.Timeout))
 	e.GET("/metrics", m.handler())
 	e.GET("/openapi.json", openAPI)
 }

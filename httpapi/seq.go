@@ -31,8 +31,8 @@ func (s sequencers) pick(q map[string]string) (counters.Sequencer, error) {
 	if seq, ok := s.byName[name]; ok {
 		return seq, nil
 	}
-	return nil, badRequest("invalid_strategy", "strategy must be %s or %s, got %q",
-		counters.StrategyCounter, counters.StrategyOptimistic, name)
+	return nil, badRequest("invalid_strategy", "strategy must be %s or %s, got %s",
+		counters.StrategyCounter, counters.StrategyOptimistic, quoted(name))
 }
 
 // request reads what every /seq/{name} endpoint takes: the query string (strategy
@@ -58,7 +58,7 @@ func seqName(c echo.Context) (string, error) {
 	name, ok := pathParam(c, "name")
 	if !ok || !counters.ValidName(name) {
 		return "", badRequest("invalid_name",
-			"invalid sequence name %q: 1 to 64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit", name)
+			"invalid sequence name %s: 1 to 64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit", quoted(name))
 	}
 	return name, nil
 }
@@ -160,7 +160,7 @@ func readSetBody(r *http.Request) (int64, error) {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != echo.MIMEApplicationJSON {
 			return 0, &Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
-				Message: "the body must be application/json, got " + strconv.Quote(ct)}
+				Message: "the body must be application/json, got " + quoted(ct)}
 		}
 	}
 	body, err := io.ReadAll(r.Body)
@@ -179,7 +179,7 @@ func readSetBody(r *http.Request) (int64, error) {
 	var fields map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&fields); err != nil {
-		return 0, badRequest("invalid_body", `the body must be {"value":N}: %v`, err)
+		return 0, badRequest("invalid_body", `the body must be {"value":N}: %s`, jsonProblem(err))
 	}
 	// More() is false before a stray '}' or ']', so decode again and expect the end.
 	if err := dec.Decode(new(json.RawMessage)); err != io.EOF {
@@ -194,7 +194,7 @@ func readSetBody(r *http.Request) (int64, error) {
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	if err != nil || n < 0 {
-		return 0, badRequest("invalid_value", "value must be an integer from 0 to 9223372036854775807, got %s", raw)
+		return 0, badRequest("invalid_value", "value must be an integer from 0 to 9223372036854775807, got %s", cut(string(raw)))
 	}
 	return n, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -97,6 +98,40 @@ func TestHead(t *testing.T) {
 				header = []string{"Authorization", auth}
 			}
 			s.serve(t, newRequest(http.MethodHead, target, "", header...)) // checkInvariants asserts
+		}
+	}
+	if calls := s.counter.recorded(); len(calls) != 0 {
+		t.Errorf("HEAD reached the sequencer: %+v", calls)
+	}
+}
+
+// Load balancers probe /healthz and /readyz with HEAD: they get the status GET would
+// get, without a body. Routes that hand out values refuse HEAD, and a HEAD never
+// reaches a sequencer.
+func TestHeadProbes(t *testing.T) {
+	s := newServer(t)
+	head := func(target string) *httptest.ResponseRecorder {
+		t.Helper()
+		return s.serve(t, newRequest(http.MethodHead, target, "")) // checkInvariants: no body
+	}
+	if rec := head("/healthz"); rec.Code != http.StatusOK {
+		t.Errorf("HEAD /healthz: %d, want 200", rec.Code)
+	}
+	if rec := head("/readyz"); rec.Code != http.StatusOK {
+		t.Errorf("HEAD /readyz: %d, want 200", rec.Code)
+	}
+	s.ping.setFail(func(context.Context) error { return errors.New("down") })
+	if rec := head("/readyz"); rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("HEAD /readyz with the backend down: %d, want 503", rec.Code)
+	}
+	if rec := head("/healthz"); rec.Code != http.StatusOK {
+		t.Errorf("HEAD /healthz with the backend down: %d, want 200", rec.Code)
+	}
+
+	s.counter.failWith(errors.New("HEAD must not reach the sequencer"))
+	for _, target := range []string{"/oid", "/oid?count=3", "/seq/orders/next", "/seq/orders", "/seq"} {
+		if rec := head(target); rec.Code != http.StatusMethodNotAllowed {
+			t.Errorf("HEAD %s: %d, want 405", target, rec.Code)
 		}
 	}
 	if calls := s.counter.recorded(); len(calls) != 0 {

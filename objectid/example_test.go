@@ -1,10 +1,14 @@
 package objectid_test
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/seqd/seqd/objectid"
 )
@@ -71,4 +75,45 @@ func ExampleFill() {
 	for _, id := range ids {
 		fmt.Println(id)
 	}
+}
+
+// An ID is stored as a BSON ObjectId, so it can be the _id of an application's own
+// documents, and the driver reads it back into an objectid.ID or a bson.ObjectID alike.
+func ExampleID_document() {
+	type order struct {
+		ID    objectid.ID `bson:"_id"`
+		Total int         `bson:"total"`
+	}
+	o := order{ID: objectid.MustParse("5a17b9d9ab102555b9c38874"), Total: 42} // objectid.New() in real code
+	raw, err := bson.Marshal(o)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(bson.Raw(raw).Lookup("_id").Type, bson.Raw(raw).Lookup("_id"))
+	// Output:
+	// objectID {"$oid":"5a17b9d9ab102555b9c38874"}
+}
+
+// Insert an application's own documents with ids from New, against the application's
+// MongoDB (here MONGODB_URI).
+func ExampleNew_insert() {
+	ctx := context.Background()
+	client, err := mongo.Connect(options.Client().ApplyURI(os.Getenv("MONGODB_URI")))
+	if err != nil {
+		panic(err)
+	}
+	defer client.Disconnect(ctx)
+
+	orders := client.Database("shop").Collection("orders")
+	id := objectid.New() // unique and increasing in this process, at any rate
+	if _, err := orders.InsertOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "total", Value: 42}}); err != nil {
+		panic(err)
+	}
+	var back struct {
+		ID objectid.ID `bson:"_id"`
+	}
+	if err := orders.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&back); err != nil {
+		panic(err)
+	}
+	fmt.Println(back.ID == id, back.ID.Time())
 }

@@ -35,9 +35,10 @@ func main() {
 	defer stop()
 	context.AfterFunc(ctx, stop) // after the first signal, a second one ends seqd at once
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "seqd:", err)
+		if errors.Is(err, flag.ErrHelp) {
+			return // -h: the usage is what was asked for
 		}
+		fmt.Fprintln(os.Stderr, "seqd:", err)
 		os.Exit(1)
 	}
 }
@@ -77,10 +78,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&rateBurst, "rate-burst", env("SEQD_RATE_BURST", "0"), "requests a client may make at once above the rate; 0 means one second's worth (SEQD_RATE_BURST)")
 	fs.StringVar(&c.logLevel, "log-level", env("SEQD_LOG_LEVEL", "info"), "debug, info, warn or error; successful requests are logged at debug (SEQD_LOG_LEVEL)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", env("SEQD_PPROF_ADDR", ""), "serve net/http/pprof on this address, apart from the API; off when empty (SEQD_PPROF_ADDR)")
-	var timeout, shutdown, noCoalesce string
+	var timeout, shutdown string
 	fs.StringVar(&timeout, "timeout", env("SEQD_TIMEOUT", "2s"), "per-request backend deadline (SEQD_TIMEOUT)")
 	fs.StringVar(&shutdown, "shutdown-timeout", env("SEQD_SHUTDOWN_TIMEOUT", "10s"), "how long in-flight requests may take to finish on shutdown (SEQD_SHUTDOWN_TIMEOUT)")
-	fs.StringVar(&noCoalesce, "no-coalesce", env("SEQD_NO_COALESCE", "false"), "one backend write per sequence request instead of merging concurrent ones (SEQD_NO_COALESCE)")
+	// A bool flag, so that --no-coalesce alone means true; the environment is read
+	// below, when the flag is not given.
+	fs.BoolVar(&c.noCoalesce, "no-coalesce", false, "one backend write per sequence request instead of merging concurrent ones (SEQD_NO_COALESCE)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -94,8 +97,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.shutdownTimeout, err = positiveDuration("shutdown-timeout", shutdown); err != nil {
 		return c, err
 	}
-	if c.noCoalesce, err = strconv.ParseBool(noCoalesce); err != nil {
-		return c, fmt.Errorf("no-coalesce must be true or false, got %q", noCoalesce)
+	if v := getenv("SEQD_NO_COALESCE"); v != "" && !given(fs, "no-coalesce") {
+		if c.noCoalesce, err = strconv.ParseBool(v); err != nil {
+			return c, fmt.Errorf("SEQD_NO_COALESCE must be true or false, got %q", v)
+		}
 	}
 	if c.rateLimit, err = strconv.ParseFloat(rateLimit, 64); err != nil || c.rateLimit < 0 {
 		return c, fmt.Errorf("rate-limit must be a number of requests a second, 0 or more, got %q", rateLimit)
@@ -133,6 +138,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, errors.New("no MongoDB to talk to: set MONGODB_URI (or --mongodb-uri), or run `make run` to start a development store with seqd")
 	}
 	return c, nil
+}
+
+// given reports whether the flag name was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
 }
 
 func positiveDuration(name, s string) (time.Duration, error) {

@@ -8,12 +8,23 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 )
+
+// TestMain lets a test run this binary as seqd itself: with SEQD_TEST_AS_MAIN set,
+// it is main, so exit statuses can be checked.
+func TestMain(m *testing.M) {
+	if os.Getenv("SEQD_TEST_AS_MAIN") != "" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 func envOf(kv ...string) func(string) string {
 	m := map[string]string{}
@@ -82,7 +93,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{[]string{"--timeout", "0s"}, "timeout"},
 		{[]string{"--timeout", "soon"}, "timeout"},
 		{[]string{"--strategy", "random"}, "strategy"},
-		{[]string{"--no-coalesce", "perhaps"}, "no-coalesce"},
+		{[]string{"--no-coalesce=perhaps"}, "no-coalesce"},
 		{[]string{"--rate-limit", "-1"}, "rate-limit"},
 		{[]string{"--rate-burst", "x"}, "rate-burst"},
 		{[]string{"extra"}, "unexpected"},
@@ -165,5 +176,70 @@ func TestRunServesAndStops(t *testing.T) {
 	}
 	if !strings.Contains(logged.String(), `"msg":"stopped"`) {
 		t.Errorf("no stopped line:\n%s", logged.String())
+	}
+}
+
+// --no-coalesce is a boolean flag: alone it means true, and it beats the environment
+// either way.
+func TestParseConfigNoCoalesce(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want bool
+	}{
+		{nil, "", false},
+		{[]string{"--no-coalesce"}, "", true},
+		{[]string{"-no-coalesce"}, "", true},
+		{[]string{"--no-coalesce=false"}, "", false},
+		{[]string{"--no-coalesce", "--db", "x"}, "", true},
+		{nil, "true", true},
+		{nil, "1", true},
+		{[]string{"--no-coalesce=false"}, "true", false},
+		{[]string{"--no-coalesce"}, "false", true},
+	} {
+		c, err := parseConfig(tc.args, envOf("MONGODB_URI", "mongodb://db", "SEQD_NO_COALESCE", tc.env), io.Discard)
+		if err != nil {
+			t.Errorf("%q with SEQD_NO_COALESCE=%q: %v", tc.args, tc.env, err)
+			continue
+		}
+		if c.noCoalesce != tc.want {
+			t.Errorf("%q with SEQD_NO_COALESCE=%q: noCoalesce %v, want %v", tc.args, tc.env, c.noCoalesce, tc.want)
+		}
+	}
+	_, err := parseConfig(nil, envOf("MONGODB_URI", "mongodb://db", "SEQD_NO_COALESCE", "perhaps"), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "SEQD_NO_COALESCE") {
+		t.Errorf("SEQD_NO_COALESCE=perhaps: %v, want an error naming it", err)
+	}
+}
+
+// seqd -h prints the usage and exits 0: help was asked for, nothing failed. A flag
+// it does not know still exits 1.
+func TestHelpExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		arg      string
+		wantExit int
+	}{
+		{"-h", 0},
+		{"--help", 0},
+		{"--no-such-flag", 1},
+	} {
+		cmd := exec.Command(os.Args[0], tc.arg)
+		cmd.Env = append(os.Environ(), "SEQD_TEST_AS_MAIN=1")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		exit := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			exit = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if exit != tc.wantExit {
+			t.Errorf("seqd %s: exit %d, want %d; stderr:\n%s", tc.arg, exit, tc.wantExit, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "-no-coalesce") {
+			t.Errorf("seqd %s: stderr does not show the usage:\n%s", tc.arg, stderr.String())
+		}
 	}
 }
