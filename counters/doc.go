@@ -136,18 +136,15 @@
 //
 // # Guarantees
 //
-// Values are unique across processes and clients, given a server that applies
-// findAndModify atomically and majority writes. mongod does. FerretDB 1.x, the dev
-// store, does not: concurrent $inc on one document lose updates there. On the dev
-// store a single coalescing Counter is safe while its writes complete, because it
-// has one write per name in flight; but a write abandoned at its deadline may still
-// run on the server when the next one starts, and NoCoalesce or several processes
-// hand out duplicates. Optimistic
-// relies only on the unique _id index and is safe on both. There is one
-// exception: Set with force can move a sequence backwards on purpose, and then it
-// hands out values again. Gaps are possible. They come from a caller that gave up
-// after its write was sent, from an error after the server had applied the write,
-// and from Set moving forward.
+// Counter is a linearizable counter per name across processes and clients, given a
+// server that applies findAndModify atomically and majority writes: mongod does,
+// and so does seqd's development store, whose front runs write commands one at a
+// time. No value is handed out twice, and a call that returned before another
+// began holds the smaller values. Optimistic relies only on the unique _id index.
+// There is one exception: Set with force can move a sequence backwards on purpose,
+// and then it hands out values again. Gaps are possible. They come from a caller
+// that gave up after its write was sent, from an error after the server had
+// applied the write, and from Set moving forward.
 //
 // # Errors
 //
