@@ -174,6 +174,15 @@ func TestRacingUpsertsNeverDuplicate(t *testing.T) {
 	}
 }
 
+// failpointFixture starts a store and returns a test context, a client of it and
+// the collection the failpoint tests write.
+func failpointFixture(t *testing.T) (context.Context, *mongo.Client, *mongo.Collection) {
+	t.Helper()
+	s := startStore(t)
+	c := connect(t, s.uri())
+	return testContext(t), c, c.Database("fp").Collection("counters")
+}
+
 // failPoint configures failCommand with c and turns it off when t ends.
 func failPoint(t *testing.T, c *mongo.Client, mode any, data bson.D) {
 	t.Helper()
@@ -220,10 +229,7 @@ func serverError(t *testing.T, err error) mongo.ServerError {
 }
 
 func TestFailCommandErrorCode(t *testing.T) {
-	s := startStore(t)
-	ctx := testContext(t)
-	c := connect(t, s.uri())
-	coll := c.Database("fp").Collection("counters")
+	ctx, c, coll := failpointFixture(t)
 	if _, err := increment(ctx, coll, "n"); err != nil {
 		t.Fatal(err)
 	}
@@ -246,10 +252,7 @@ func TestFailCommandErrorCode(t *testing.T) {
 }
 
 func TestFailCommandCloseConnection(t *testing.T) {
-	s := startStore(t)
-	ctx := testContext(t)
-	c := connect(t, s.uri())
-	coll := c.Database("fp").Collection("counters")
+	ctx, c, coll := failpointFixture(t)
 	if _, err := increment(ctx, coll, "n"); err != nil {
 		t.Fatal(err)
 	}
@@ -269,17 +272,14 @@ func TestFailCommandCloseConnection(t *testing.T) {
 }
 
 func TestFailCommandBlockConnection(t *testing.T) {
-	s := startStore(t)
-	ctx := testContext(t)
-	c := connect(t, s.uri())
-	coll := c.Database("fp").Collection("counters")
+	ctx, c, coll := failpointFixture(t)
 	const block = 300 * time.Millisecond
 	failPoint(t, c, bson.D{{Key: "times", Value: 2}}, failFindAndModify(
 		bson.E{Key: "blockConnection", Value: true},
 		bson.E{Key: "blockTimeMS", Value: block.Milliseconds()}))
 
-	// A client that gives up before the block ends sees a timeout; the command
-	// still runs once the block is over.
+	// A client that gives up before the block ends sees a timeout; its command
+	// runs once its block is over, which may be before or after the next one.
 	short, cancel := context.WithTimeout(ctx, block/3)
 	_, err := increment(short, coll, "n")
 	cancel()
@@ -301,10 +301,7 @@ func TestFailCommandBlockConnection(t *testing.T) {
 }
 
 func TestFailCommandWriteConcernError(t *testing.T) {
-	s := startStore(t)
-	ctx := testContext(t)
-	c := connect(t, s.uri())
-	coll := c.Database("fp").Collection("counters")
+	ctx, c, coll := failpointFixture(t)
 	failPoint(t, c, "alwaysOn", failFindAndModify(bson.E{Key: "writeConcernError",
 		Value: bson.D{{Key: "code", Value: 64}, {Key: "errmsg", Value: "waiting for replication timed out"}}}))
 
@@ -337,10 +334,7 @@ func TestFailCommandAppName(t *testing.T) {
 }
 
 func TestFailCommandModes(t *testing.T) {
-	s := startStore(t)
-	ctx := testContext(t)
-	c := connect(t, s.uri())
-	coll := c.Database("fp").Collection("counters")
+	ctx, c, coll := failpointFixture(t)
 	outcomes := func(n int) string {
 		var b strings.Builder
 		for range n {
@@ -423,10 +417,7 @@ func TestConfigureFailPointRefusesBadInput(t *testing.T) {
 // waitForFailPoint returns once the failpoint has fired the given number of
 // times in all; configureFailPoint answers the count before it.
 func TestWaitForFailPoint(t *testing.T) {
-	s := startStore(t)
-	ctx := testContext(t)
-	c := connect(t, s.uri())
-	coll := c.Database("fp").Collection("counters")
+	ctx, c, coll := failpointFixture(t)
 	admin := c.Database("admin")
 	failPoint(t, c, bson.D{{Key: "times", Value: 3}}, failFindAndModify(bson.E{Key: "errorCode", Value: 2}))
 
