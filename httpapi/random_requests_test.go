@@ -43,8 +43,8 @@ func TestHandlerRandomRequests(t *testing.T) {
 				default:
 					c.classes[min(rec.Code/100, 5)]++
 				}
-				if t.Failed() {
-					t.Errorf("worker %d stopped at request %d of seed %d: SEQD_FUZZ_SEED=%d repeats the run", w, i, seed, seed)
+				if t.Failed() { // here or in another worker
+					t.Logf("worker %d stopped after request %d; SEQD_FUZZ_SEED=%d repeats the run", w, i, seed)
 					return
 				}
 			}
@@ -64,7 +64,7 @@ func TestHandlerRandomRequests(t *testing.T) {
 		"%d met a backend fault (%d answered 5xx); %d refused by net/http's parser",
 		total, seed, sum.classes[2], sum.classes[4], sum.classes[5], sum.classes[1]+sum.classes[3],
 		sum.withFault, sum.withFault5xx, sum.refused)
-	if answered := sum.classes[2] + sum.classes[4]; answered < int(total)/2 {
+	if answered := sum.classes[2] + sum.classes[4]; answered < int(total)/2 && !t.Failed() {
 		t.Errorf("only %d of %d requests reached the handler without a fault", answered, total)
 	}
 }
