@@ -50,6 +50,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzValidName$$' -fuzztime $(FUZZTIME) ./counters/
 	$(GO) test -run '^$$' -fuzz '^FuzzSetBody$$' -fuzztime $(FUZZTIME) ./httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzQueryCount$$' -fuzztime $(FUZZTIME) ./httpapi/
+	$(GO) test -run '^$$' -fuzz '^FuzzHandler$$' -fuzztime $(FUZZTIME) ./httpapi/
 
 build:
 	$(GO) build -o bin/seqd ./cmd/seqd

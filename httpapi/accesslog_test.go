@@ -87,9 +87,9 @@ func TestUnavailableLogShape(t *testing.T) {
 		want  string
 	}{
 		{"error", func(s *server) {
-			s.counter.failWith(fmt.Errorf("counters: next %q: %w: connection refused", "orders", counters.ErrUnavailable))
+			s.counter.FailWith(fmt.Errorf("counters: next %q: %w: connection refused", "orders", counters.ErrUnavailable))
 		}, `counters: next "orders": backend unavailable: connection refused`},
-		{"deadline", func(s *server) { s.counter.blockUntilDone() }, "context deadline exceeded"},
+		{"deadline", func(s *server) { s.counter.BlockUntilDone() }, "context deadline exceeded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newServer(t, withTimeout(20*time.Millisecond))

@@ -73,9 +73,9 @@ func bearer(h string) (string, bool) {
 }
 
 var (
-	errUnauthorized  = &Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "missing or invalid bearer token"}
-	errAdminDisabled = &Error{Status: http.StatusForbidden, Code: "admin_disabled", Message: "admin operations are disabled: start seqd with --admin-token"}
-	errNotAdmin      = &Error{Status: http.StatusForbidden, Code: "forbidden", Message: "this operation needs the admin token"}
+	errUnauthorized  = &Error{Code: "unauthorized", Message: "missing or invalid bearer token"}
+	errAdminDisabled = &Error{Code: "admin_disabled", Message: "admin operations are disabled: start seqd with --admin-token"}
+	errNotAdmin      = &Error{Code: "forbidden", Message: "this operation needs the admin token"}
 )
 
 // requireClient lets a request through when no client tokens are configured or when it

@@ -144,7 +144,7 @@ func TestAuth(t *testing.T) {
 // TestAuthRefusalsTouchNothing checks that refused requests never reach a sequencer.
 func TestAuthRefusalsTouchNothing(t *testing.T) {
 	s := newServer(t, withTokens(clientToken), withAdmin(adminToken))
-	s.counter.set("orders", 10)
+	s.counter.Store("orders", 10)
 	reqs := []struct{ method, target, auth string }{
 		{"GET", "/seq/orders/next", ""},
 		{"POST", "/seq/orders/next?count=5", "Bearer nope"},
@@ -161,10 +161,10 @@ func TestAuthRefusalsTouchNothing(t *testing.T) {
 			t.Errorf("%s %s with %q: status %d, want 401 or 403", r.method, r.target, r.auth, rec.Code)
 		}
 	}
-	if calls := s.counter.recorded(); len(calls) != 0 {
+	if calls := s.counter.Calls(); len(calls) != 0 {
 		t.Errorf("refused requests reached the sequencer: %+v", calls)
 	}
-	if v, _ := s.counter.value("orders"); v != 10 {
+	if v, _ := s.counter.Value("orders"); v != 10 {
 		t.Errorf("orders = %d after refused requests, want 10", v)
 	}
 }

@@ -18,65 +18,119 @@ import (
 	"github.com/seqd/seqd/objectid"
 )
 
-// Error is a request the API refuses, with the status and code the client sees.
+// Error is a request the API refuses: a code, whose status the codes table gives,
+// and a message for the API's users.
 type Error struct {
-	Status  int
 	Code    string
 	Message string
 }
 
 func (e *Error) Error() string { return e.Message }
 
-func badRequest(code, format string, args ...any) *Error {
-	return &Error{Status: http.StatusBadRequest, Code: code, Message: fmt.Sprintf(format, args...)}
+// errorf returns an *Error with code and a formatted message.
+func errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// domainErrors is the one table from the domain's errors to HTTP statuses, codes and
-// messages. Entries are tried in order with errors.Is. The message is written for the
-// API's users, not taken from the Go error, whose text starts with the package and
-// operation ("counters: current \"x\": …"). Rows marked detail add what the domain
-// says after the sentinel ("at 10, asked for 5"); the others add nothing and the
-// rest goes to the log.
+// codes is the one table from error codes to HTTP statuses: whoever refuses a
+// request names a code, and its status is found here.
+var codes = map[string]int{
+	"bad_request":       http.StatusBadRequest,
+	"invalid_body":      http.StatusBadRequest,
+	"invalid_count":     http.StatusBadRequest,
+	"invalid_force":     http.StatusBadRequest,
+	"invalid_id":        http.StatusBadRequest,
+	"invalid_layout":    http.StatusBadRequest,
+	"invalid_name":      http.StatusBadRequest,
+	"invalid_query":     http.StatusBadRequest,
+	"invalid_strategy":  http.StatusBadRequest,
+	"invalid_time":      http.StatusBadRequest,
+	"invalid_value":     http.StatusBadRequest,
+	"unknown_parameter": http.StatusBadRequest,
+
+	"unauthorized":   http.StatusUnauthorized,
+	"admin_disabled": http.StatusForbidden,
+	"forbidden":      http.StatusForbidden,
+
+	"not_found":          http.StatusNotFound,
+	"sequence_not_found": http.StatusNotFound,
+	"method_not_allowed": http.StatusMethodNotAllowed,
+
+	"backwards": http.StatusConflict,
+	"exhausted": http.StatusConflict,
+
+	"body_too_large":         http.StatusRequestEntityTooLarge,
+	"unsupported_media_type": http.StatusUnsupportedMediaType,
+	"too_many_requests":      http.StatusTooManyRequests,
+	// nginx's: a client that left before its answer; no one reads it, but logs
+	// and metrics do, and it is not the backend's failure.
+	"client_closed_request": 499,
+
+	"internal": http.StatusInternalServerError,
+	// A stored record that another client wrote: the operator must see what was found.
+	"invalid_counter": http.StatusInternalServerError,
+	"contention":      http.StatusServiceUnavailable,
+	"unavailable":     http.StatusServiceUnavailable,
+}
+
+// statusOf returns the status of code; a code missing from the table is a bug in
+// seqd, so it is answered as one.
+func statusOf(code string) int {
+	if status, ok := codes[code]; ok {
+		return status
+	}
+	return http.StatusInternalServerError
+}
+
+// domainErrors turn the domain's errors into codes and messages. Entries are tried
+// in order with errors.Is. The message is written for the API's users, not taken
+// from the Go error, whose text starts with the package and operation ("counters:
+// current \"x\": …"). Rows marked detail add what the domain says after the sentinel
+// ("at 10, asked for 5"); the others add nothing and the rest goes to the log.
 var domainErrors = []struct {
 	err     error
-	status  int
 	code    string
 	message string
 	detail  bool // add what the domain says after the sentinel
 }{
-	{counters.ErrInvalidName, http.StatusBadRequest, "invalid_name", "invalid sequence name", true},
-	{counters.ErrInvalidCount, http.StatusBadRequest, "invalid_count", "invalid count", true},
-	{counters.ErrInvalidValue, http.StatusBadRequest, "invalid_value", "invalid value", true},
-	{objectid.ErrInvalidID, http.StatusBadRequest, "invalid_id", "invalid ObjectId", true},
-	{counters.ErrNotFound, http.StatusNotFound, "sequence_not_found", "sequence not found", true},
-	{counters.ErrBackwards, http.StatusConflict, "backwards", "the sequence would move backwards (PUT with ?force=true to do it on purpose)", true},
-	{counters.ErrExhausted, http.StatusConflict, "exhausted", "sequence exhausted", true},
-	{counters.ErrContention, http.StatusServiceUnavailable, "contention", "too much contention on this sequence", false},
-	{counters.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "backend unavailable", false},
-	// A stored record that another client wrote: the operator must see what was found.
-	{counters.ErrInvalidCounter, http.StatusInternalServerError, "invalid_counter", "the sequence's stored record is not one seqd can use", true},
-	{context.DeadlineExceeded, http.StatusServiceUnavailable, "unavailable", "backend unavailable: no answer within the request deadline", false},
-	{context.Canceled, http.StatusServiceUnavailable, "unavailable", "backend unavailable", false}, // the client left
+	{counters.ErrInvalidName, "invalid_name", "invalid sequence name", true},
+	{counters.ErrInvalidCount, "invalid_count", "invalid count", true},
+	{counters.ErrInvalidValue, "invalid_value", "invalid value", true},
+	{objectid.ErrInvalidID, "invalid_id", "invalid ObjectId", true},
+	{counters.ErrNotFound, "sequence_not_found", "sequence not found", true},
+	{counters.ErrBackwards, "backwards", "the sequence would move backwards (PUT with ?force=true to do it on purpose)", true},
+	{counters.ErrExhausted, "exhausted", "sequence exhausted", true},
+	{counters.ErrContention, "contention", "too much contention on this sequence", false},
+	{counters.ErrUnavailable, "unavailable", "backend unavailable", false},
+	{counters.ErrInvalidCounter, "invalid_counter", "the sequence's stored record is not one seqd can use", true},
+	{context.DeadlineExceeded, "unavailable", "backend unavailable: no answer within the request deadline", false},
+	{context.Canceled, "unavailable", "backend unavailable", false}, // the client left
 }
 
-// echoCodes names the statuses Echo itself produces (routing, body limit, ...).
-var echoCodes = map[int]string{
-	http.StatusBadRequest:            "bad_request",
-	http.StatusUnauthorized:          "unauthorized",
-	http.StatusForbidden:             "forbidden",
-	http.StatusNotFound:              "not_found",
-	http.StatusMethodNotAllowed:      "method_not_allowed",
-	http.StatusRequestEntityTooLarge: "body_too_large",
-	http.StatusUnsupportedMediaType:  "unsupported_media_type",
-	http.StatusTooManyRequests:       "too_many_requests",
-	http.StatusServiceUnavailable:    "unavailable",
+// echoCodes are the codes of the errors Echo itself produces (routing, body limit,
+// request deadline, ...), found by their status in the codes table.
+var echoCodes = func() map[int]string {
+	byStatus := make(map[int]string)
+	for _, code := range []string{
+		"bad_request", "unauthorized", "forbidden", "not_found", "method_not_allowed", "body_too_large",
+		"unsupported_media_type", "too_many_requests", "internal", "unavailable",
+	} {
+		byStatus[codes[code]] = code
+	}
+	return byStatus
+}()
+
+// answer is what the client sees of an error.
+type answer struct {
+	status        int
+	code, message string
 }
 
 // classify turns any error a handler returns into what the client sees.
-func classify(err error) *Error {
+func classify(err error) answer {
 	var apiErr *Error
 	if errors.As(err, &apiErr) {
-		return &Error{Status: apiErr.Status, Code: apiErr.Code, Message: cut(apiErr.Message)}
+		return answer{statusOf(apiErr.Code), apiErr.Code, cut(apiErr.Message)}
 	}
 	for _, e := range domainErrors {
 		if errors.Is(err, e.err) {
@@ -84,28 +138,27 @@ func classify(err error) *Error {
 			if e.detail {
 				msg += detailAfter(err, e.err)
 			}
-			return &Error{Status: e.status, Code: e.code, Message: cut(msg)}
+			return answer{statusOf(e.code), e.code, cut(msg)}
 		}
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
-		code, ok := echoCodes[he.Code]
-		if !ok {
-			code = "error"
-		}
+		// Echo's message for a 5xx may carry internals; its status text does not.
 		msg := http.StatusText(he.Code)
 		if s, ok := he.Message.(string); ok && he.Code < 500 {
 			msg = s
 		}
+		if code, ok := echoCodes[he.Code]; ok {
+			return answer{statusOf(code), code, cut(msg)}
+		}
+		// A status the table does not name keeps Echo's status, with a generic code.
+		code := "error"
 		if he.Code >= 500 {
 			code = "internal"
-			if he.Code == http.StatusServiceUnavailable {
-				code = "unavailable"
-			}
 		}
-		return &Error{Status: he.Code, Code: code, Message: cut(msg)}
+		return answer{he.Code, code, cut(msg)}
 	}
-	return &Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"}
+	return answer{statusOf("internal"), "internal", "internal error"}
 }
 
 // detailAfter returns what err's text says after sentinel's, such as ": at 10, asked
@@ -185,26 +238,26 @@ func errorHandler(log *slog.Logger, m *Metrics) echo.HTTPErrorHandler {
 			return
 		}
 		e := classify(err)
-		c.Set(errorCodeKey, e.Code) // for the access log
-		if e.Status >= 500 {
-			m.backendErrors.WithLabelValues(e.Code).Inc()
-			log.Error("request failed", "request_id", requestID(c), "status", e.Status, "code", e.Code,
+		c.Set(errorCodeKey, e.code) // for the access log
+		if e.status >= 500 {
+			m.backendErrors.WithLabelValues(e.code).Inc()
+			log.Error("request failed", "request_id", requestID(c), "status", e.status, "code", e.code,
 				"err", internalText(err))
 		}
 		h := c.Response().Header()
 		// An error is never worth caching, on any path.
 		h.Set(echo.HeaderCacheControl, "no-store")
-		switch e.Status {
+		switch e.status {
 		case http.StatusServiceUnavailable, http.StatusTooManyRequests:
 			h.Set("Retry-After", strconv.Itoa(retryAfterSeconds))
 		case http.StatusUnauthorized:
 			h.Set("WWW-Authenticate", `Bearer realm="seqd"`)
 		}
 		if c.Request().Method == http.MethodHead {
-			_ = c.NoContent(e.Status)
+			_ = c.NoContent(e.status)
 			return
 		}
-		_ = c.JSON(e.Status, errorBody{errorDetail{Code: e.Code, Message: e.Message}})
+		_ = c.JSON(e.status, errorBody{errorDetail{Code: e.code, Message: e.message}})
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 // the Go package and operation in front (checkInvariants checks every answer for them).
 func TestErrorMessages(t *testing.T) {
 	s := newServer(t, withAdmin(adminToken))
-	s.counter.set("orders", 10)
+	s.counter.Store("orders", 10)
 	for _, tc := range []struct {
 		req     *http.Request
 		status  int
@@ -43,7 +43,7 @@ func TestErrorMessages(t *testing.T) {
 // (package, operation, arguments) does not.
 func TestDomainErrorDetail(t *testing.T) {
 	s := newServer(t, withAdmin(adminToken))
-	s.counter.failWith(fmt.Errorf("counters: set %q to %d: %w: at 10, asked for 5", "orders", 5, counters.ErrBackwards))
+	s.counter.FailWith(fmt.Errorf("counters: set %q to %d: %w: at 10, asked for 5", "orders", 5, counters.ErrBackwards))
 	e := wantError(t, s.put(t, "/seq/orders", `{"value":5}`), http.StatusConflict, "backwards")
 	if !strings.HasPrefix(e.Message, "the sequence would move backwards") || !strings.HasSuffix(e.Message, ": at 10, asked for 5") {
 		t.Errorf("message %q: want the domain's words and its detail", e.Message)

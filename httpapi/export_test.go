@@ -4,4 +4,5 @@ package httpapi
 var (
 	ReadSetBody = readSetBody
 	IntParam    = intParam
+	StatusOf    = statusOf
 )

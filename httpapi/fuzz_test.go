@@ -47,7 +47,7 @@ func FuzzSetBody(f *testing.F) {
 		n, err := httpapi.ReadSetBody(req)
 		if err != nil {
 			var apiErr *httpapi.Error
-			if !errors.As(err, &apiErr) || apiErr.Status < 400 || apiErr.Status > 499 || apiErr.Code == "" {
+			if !errors.As(err, &apiErr) || httpapi.StatusOf(apiErr.Code) < 400 || httpapi.StatusOf(apiErr.Code) > 499 || apiErr.Code == "" {
 				t.Fatalf("ReadSetBody(%q, %q) = %v (%T), want a 4xx *Error", contentType, body, err, err)
 			}
 			return
@@ -86,7 +86,7 @@ func FuzzQueryCount(f *testing.F) {
 		n, err := httpapi.IntParam(map[string]string{"count": count}, "count", 0, 1, 10000)
 		if err != nil {
 			var apiErr *httpapi.Error
-			if !errors.As(err, &apiErr) || apiErr.Status != http.StatusBadRequest || apiErr.Code != "invalid_count" {
+			if !errors.As(err, &apiErr) || httpapi.StatusOf(apiErr.Code) != http.StatusBadRequest || apiErr.Code != "invalid_count" {
 				t.Fatalf("intParam(%q) = %v, want a 400 invalid_count", count, err)
 			}
 		} else if v, perr := strconv.ParseInt(count, 10, 64); perr != nil || v != n || n < 1 || n > 10000 {

@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"mime"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,181 +21,8 @@ import (
 
 	"github.com/seqd/seqd/counters"
 	"github.com/seqd/seqd/httpapi"
+	"github.com/seqd/seqd/internal/memseq"
 )
-
-// fakeSequencer is an in-memory counters.Sequencer that keeps the interface's
-// contract: new names start at 1, NextN reserves contiguous values, Current reports
-// ErrNotFound for unused names, Set refuses to move backwards unless forced. A test
-// can make every method fail, or block until its context is done.
-type fakeSequencer struct {
-	strategy string
-	batches  bool // NextN takes n > 1; the optimistic strategy does not
-
-	mu     sync.Mutex
-	values map[string]int64
-	fail   func(ctx context.Context) error // when set, every method returns its error first
-	calls  []call
-}
-
-// call records what the handler asked of the sequencer.
-type call struct {
-	op       string
-	name     string
-	n        int64
-	value    int64
-	force    bool
-	deadline bool // the context carried a deadline
-}
-
-var _ counters.Sequencer = (*fakeSequencer)(nil)
-
-// maxRecorded bounds the calls a fake keeps, so that fuzzing does not grow it.
-const maxRecorded = 10000
-
-func newFakeSequencer(strategy string) *fakeSequencer {
-	return &fakeSequencer{
-		strategy: strategy,
-		batches:  strategy != counters.StrategyOptimistic,
-		values:   make(map[string]int64),
-	}
-}
-
-// failWith makes every method return err.
-func (f *fakeSequencer) failWith(err error) {
-	f.setFail(func(context.Context) error { return err })
-}
-
-// blockUntilDone makes every method wait for its context and return ctx.Err()
-// bare, as a driver that does not wrap it would.
-func (f *fakeSequencer) blockUntilDone() {
-	f.setFail(func(ctx context.Context) error {
-		<-ctx.Done()
-		return ctx.Err()
-	})
-}
-
-func (f *fakeSequencer) setFail(fail func(context.Context) error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.fail = fail
-}
-
-// set stores a value directly, bypassing the API.
-func (f *fakeSequencer) set(name string, v int64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.values[name] = v
-}
-
-// value returns the stored value of name and whether it exists.
-func (f *fakeSequencer) value(name string) (int64, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	v, ok := f.values[name]
-	return v, ok
-}
-
-func (f *fakeSequencer) recorded() []call {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.calls)
-}
-
-// begin records c and returns the error the method must return before doing
-// anything, if any.
-func (f *fakeSequencer) begin(ctx context.Context, c call) error {
-	_, c.deadline = ctx.Deadline()
-	f.mu.Lock()
-	if len(f.calls) < maxRecorded {
-		f.calls = append(f.calls, c)
-	}
-	fail := f.fail
-	f.mu.Unlock()
-	if fail != nil { // called unlocked: it may block
-		if err := fail(ctx); err != nil {
-			return err
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("fake: %s: %w: %w", c.op, counters.ErrUnavailable, err)
-	}
-	if c.op != "list" && !counters.ValidName(c.name) {
-		return fmt.Errorf("fake: %s %q: %w", c.op, c.name, counters.ErrInvalidName)
-	}
-	return nil
-}
-
-func (f *fakeSequencer) Strategy() string { return f.strategy }
-
-func (f *fakeSequencer) Next(ctx context.Context, name string) (int64, error) {
-	if err := f.begin(ctx, call{op: "next", name: name, n: 1}); err != nil {
-		return 0, err
-	}
-	r, err := f.reserve(name, 1)
-	return r.First, err
-}
-
-func (f *fakeSequencer) NextN(ctx context.Context, name string, n int64) (counters.Range, error) {
-	if err := f.begin(ctx, call{op: "nextN", name: name, n: n}); err != nil {
-		return counters.Range{}, err
-	}
-	if n < 1 || (n > 1 && !f.batches) {
-		return counters.Range{}, fmt.Errorf("fake: next %d of %q: %w", n, name, counters.ErrInvalidCount)
-	}
-	return f.reserve(name, n)
-}
-
-func (f *fakeSequencer) reserve(name string, n int64) (counters.Range, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	last := f.values[name]
-	if last > math.MaxInt64-n {
-		return counters.Range{}, fmt.Errorf("fake: next %q: %w", name, counters.ErrExhausted)
-	}
-	f.values[name] = last + n
-	return counters.Range{First: last + 1, Last: last + n}, nil
-}
-
-func (f *fakeSequencer) Current(ctx context.Context, name string) (int64, error) {
-	if err := f.begin(ctx, call{op: "current", name: name}); err != nil {
-		return 0, err
-	}
-	v, ok := f.value(name)
-	if !ok {
-		return 0, fmt.Errorf("fake: current %q: %w", name, counters.ErrNotFound)
-	}
-	return v, nil
-}
-
-func (f *fakeSequencer) Set(ctx context.Context, name string, value int64, force bool) error {
-	if err := f.begin(ctx, call{op: "set", name: name, value: value, force: force}); err != nil {
-		return err
-	}
-	if value < 0 {
-		return fmt.Errorf("fake: set %q: %w", name, counters.ErrInvalidValue)
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if value < f.values[name] && !force {
-		return fmt.Errorf("fake: set %q to %d: %w", name, value, counters.ErrBackwards)
-	}
-	f.values[name] = value
-	return nil
-}
-
-func (f *fakeSequencer) List(ctx context.Context) ([]counters.Sequence, error) {
-	if err := f.begin(ctx, call{op: "list"}); err != nil {
-		return nil, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var list []counters.Sequence
-	for name, v := range f.values {
-		list = append(list, counters.Sequence{Name: name, Value: v})
-	}
-	slices.SortFunc(list, func(a, b counters.Sequence) int { return strings.Compare(a.Name, b.Name) })
-	return list, nil
-}
 
 // fakePing is Config.Ping: nil until told otherwise.
 type fakePing struct {
@@ -224,8 +49,8 @@ func (p *fakePing) setFail(fail func(context.Context) error) {
 // server is the API under test with its fakes.
 type server struct {
 	handler    http.Handler
-	counter    *fakeSequencer
-	optimistic *fakeSequencer
+	counter    *memseq.Sequencer
+	optimistic *memseq.Sequencer
 	ping       *fakePing
 	metrics    *httpapi.Metrics
 	logs       *bytes.Buffer // JSON log lines, at Debug and above
@@ -243,8 +68,8 @@ const (
 func newServer(t testing.TB, options ...func(*httpapi.Config)) *server {
 	t.Helper()
 	s := &server{
-		counter:    newFakeSequencer(counters.StrategyCounter),
-		optimistic: newFakeSequencer(counters.StrategyOptimistic),
+		counter:    memseq.New(counters.StrategyCounter),
+		optimistic: memseq.New(counters.StrategyOptimistic),
 		ping:       &fakePing{},
 		metrics:    httpapi.NewMetrics(prometheus.NewRegistry()),
 		logs:       new(bytes.Buffer),
@@ -335,7 +160,7 @@ var snakeCase = regexp.MustCompile(`^[a-z]+(_[a-z]+)*$`)
 
 // goWords are what Go error texts carry and API messages must not: a package prefix,
 // Go type talk, Echo's error formatting.
-var goWords = regexp.MustCompile(`^(counters|objectid|httpapi|json|strconv|fake|echo|readyz): |Go value|code=\d+, message=`)
+var goWords = regexp.MustCompile(`^(counters|objectid|httpapi|json|strconv|fake|memseq|echo|readyz): |Go value|code=\d+, message=`)
 
 // maxMessageLen bounds an error message, echoed input included (512 bytes and "…").
 const maxMessageLen = 512 + len("…")

@@ -70,7 +70,7 @@ func TestListMarksInvalidCounters(t *testing.T) {
 // again will not help.
 func TestInvalidCounterIsNotInternal(t *testing.T) {
 	s := newServer(t)
-	s.counter.failWith(fmt.Errorf(`counters: next "orders": %w: the seq of "orders" is a double 41.5`, counters.ErrInvalidCounter))
+	s.counter.FailWith(fmt.Errorf(`counters: next "orders": %w: the seq of "orders" is a double 41.5`, counters.ErrInvalidCounter))
 	for _, target := range []string{"/seq/orders/next", "/seq/orders"} {
 		rec := s.get(t, target)
 		wantError(t, rec, http.StatusInternalServerError, "invalid_counter")

@@ -6,27 +6,26 @@ import (
 	"maps"
 	"mime"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/seqd/seqd/counters"
 )
 
-// sample is one line of the Prometheus text format.
+// sample is one sample of the Prometheus text format: a histogram's _count, _sum
+// and each _bucket are samples of their own, as a query sees them.
 type sample struct {
 	name   string
 	labels map[string]string
 	value  float64
 }
 
-var (
-	sampleLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$`)
-	labelPair  = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"`)
-)
-
-// scrape serves GET /metrics and parses the samples.
+// scrape serves GET /metrics and parses it with expfmt.
 func scrape(t testing.TB, s *server) []sample {
 	t.Helper()
 	rec := s.get(t, "/metrics")
@@ -36,25 +35,48 @@ func scrape(t testing.TB, s *server) []sample {
 	if mt, _, _ := mime.ParseMediaType(rec.Header().Get("Content-Type")); mt != "text/plain" {
 		t.Errorf("GET /metrics: Content-Type %q, want text/plain", rec.Header().Get("Content-Type"))
 	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(rec.Body)
+	if err != nil {
+		t.Fatalf("parsing GET /metrics: %v", err)
+	}
 	var out []sample
-	for line := range strings.Lines(rec.Body.String()) {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+	for name, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := make(map[string]string)
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			add := func(name string, v float64, extra ...string) {
+				ls := maps.Clone(labels)
+				for i := 0; i+1 < len(extra); i += 2 {
+					ls[extra[i]] = extra[i+1]
+				}
+				out = append(out, sample{name, ls, v})
+			}
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
+				add(name, m.GetCounter().GetValue())
+			case dto.MetricType_GAUGE:
+				add(name, m.GetGauge().GetValue())
+			case dto.MetricType_HISTOGRAM:
+				h := m.GetHistogram()
+				add(name+"_count", float64(h.GetSampleCount()))
+				add(name+"_sum", h.GetSampleSum())
+				for _, b := range h.GetBucket() {
+					add(name+"_bucket", float64(b.GetCumulativeCount()), "le", strconv.FormatFloat(b.GetUpperBound(), 'g', -1, 64))
+				}
+			case dto.MetricType_SUMMARY:
+				sm := m.GetSummary()
+				add(name+"_count", float64(sm.GetSampleCount()))
+				add(name+"_sum", sm.GetSampleSum())
+				for _, q := range sm.GetQuantile() {
+					add(name, q.GetValue(), "quantile", strconv.FormatFloat(q.GetQuantile(), 'g', -1, 64))
+				}
+			default:
+				add(name, m.GetUntyped().GetValue())
+			}
 		}
-		m := sampleLine.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("unparsable metrics line %q", line)
-		}
-		v, err := strconv.ParseFloat(m[3], 64)
-		if err != nil {
-			t.Fatalf("metrics line %q: %v", line, err)
-		}
-		labels := make(map[string]string)
-		for _, p := range labelPair.FindAllStringSubmatch(m[2], -1) {
-			labels[p[1]] = p[2]
-		}
-		out = append(out, sample{m[1], labels, v})
 	}
 	return out
 }
@@ -128,12 +150,12 @@ func TestMetrics(t *testing.T) {
 	s.get(t, "/nope")
 	s.get(t, "/nope/2")
 	s.serve(t, newRequest(http.MethodDelete, "/oid", ""))
-	s.counter.failWith(fmt.Errorf("x: %w", counters.ErrUnavailable))
+	s.counter.FailWith(fmt.Errorf("x: %w", counters.ErrUnavailable))
 	s.get(t, "/seq/orders/next")
 	s.get(t, "/seq/orders")
-	s.counter.failWith(fmt.Errorf("x: %w", counters.ErrContention))
+	s.counter.FailWith(fmt.Errorf("x: %w", counters.ErrContention))
 	s.get(t, "/seq/orders/next")
-	s.counter.failWith(fmt.Errorf("x: boom"))
+	s.counter.FailWith(fmt.Errorf("x: boom"))
 	s.get(t, "/seq")
 	s.ping.setFail(func(context.Context) error { return fmt.Errorf("down") })
 	s.get(t, "/readyz")

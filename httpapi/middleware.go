@@ -110,8 +110,8 @@ func serveRecovering(c echo.Context, next echo.HandlerFunc, log *slog.Logger) (e
 var newRequestID = func() string { return objectid.New().Hex() }
 
 // errClientGone answers a request whose client closed the connection before the
-// answer was ready (nginx's 499); no one reads it, but logs and metrics do.
-var errClientGone = &Error{Status: 499, Code: "client_closed_request", Message: "the client closed the request"}
+// answer was ready; no one reads it, but logs and metrics do.
+var errClientGone = &Error{Code: "client_closed_request", Message: "the client closed the request"}
 
 // plainID reports whether s is 1 to 64 characters of [A-Za-z0-9._:-].
 func plainID(s string) bool {

@@ -42,7 +42,7 @@ func newOIDs(m *Metrics) echo.HandlerFunc {
 			case "legacy":
 				legacy = true
 			default:
-				return badRequest("invalid_layout", "layout must be spec or legacy, got %s", quoted(l))
+				return errorf("invalid_layout", "layout must be spec or legacy, got %s", quoted(l))
 			}
 		}
 		n, err := intParam(q, "count", 0, 1, maxOIDCount)
@@ -103,7 +103,7 @@ func decodeOID(c echo.Context) error {
 	}
 	s, ok := pathParam(c, "hex")
 	if !ok {
-		return badRequest("invalid_id", "malformed escape in id")
+		return errorf("invalid_id", "malformed escape in id")
 	}
 	id, err := objectid.Parse(s)
 	if err != nil {
@@ -135,7 +135,7 @@ func oidRange(c echo.Context) error {
 	}
 	s, ok := pathParam(c, "time")
 	if !ok {
-		return badRequest("invalid_time", "malformed escape in time")
+		return errorf("invalid_time", "malformed escape in time")
 	}
 	t, err := parseIDTime(s)
 	if err != nil {
@@ -155,16 +155,16 @@ func parseIDTime(s string) (time.Time, error) {
 	if s != "" && strings.Trim(s, "0123456789") == "" {
 		n, err := strconv.ParseUint(s, 10, 32)
 		if err != nil {
-			return t, badRequest("invalid_time", "unix time %s is outside 0..4294967295", quoted(s))
+			return t, errorf("invalid_time", "unix time %s is outside 0..4294967295", quoted(s))
 		}
 		return time.Unix(int64(n), 0).UTC(), nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return t, badRequest("invalid_time", "time must be RFC 3339 (2024-05-01T12:00:00Z) or Unix seconds, got %s", quoted(s))
+		return t, errorf("invalid_time", "time must be RFC 3339 (2024-05-01T12:00:00Z) or Unix seconds, got %s", quoted(s))
 	}
 	if u := t.Unix(); u < 0 || u > 1<<32-1 {
-		return t, badRequest("invalid_time", "time %s is outside what an ObjectId holds (1970-01-01T00:00:00Z to 2106-02-07T06:28:15Z)", quoted(s))
+		return t, errorf("invalid_time", "time %s is outside what an ObjectId holds (1970-01-01T00:00:00Z to 2106-02-07T06:28:15Z)", quoted(s))
 	}
 	return t.Truncate(time.Second).UTC(), nil
 }

@@ -17,18 +17,18 @@ func query(c echo.Context, allowed ...string) (map[string]string, error) {
 	}
 	vals, err := url.ParseQuery(raw)
 	if err != nil {
-		return nil, badRequest("invalid_query", "malformed query string: %v", err)
+		return nil, errorf("invalid_query", "malformed query string: %v", err)
 	}
 	out := make(map[string]string, len(vals))
 	for k, v := range vals {
 		if !contains(allowed, k) {
 			if len(allowed) == 0 {
-				return nil, badRequest("unknown_parameter", "unknown query parameter %s: this endpoint takes none", quoted(k))
+				return nil, errorf("unknown_parameter", "unknown query parameter %s: this endpoint takes none", quoted(k))
 			}
-			return nil, badRequest("unknown_parameter", "unknown query parameter %s (allowed: %s)", quoted(k), strings.Join(allowed, ", "))
+			return nil, errorf("unknown_parameter", "unknown query parameter %s (allowed: %s)", quoted(k), strings.Join(allowed, ", "))
 		}
 		if len(v) != 1 {
-			return nil, badRequest("invalid_query", "query parameter %s given %d times", quoted(k), len(v))
+			return nil, errorf("invalid_query", "query parameter %s given %d times", quoted(k), len(v))
 		}
 		out[k] = v[0]
 	}
@@ -52,7 +52,7 @@ func intParam(q map[string]string, key string, def, min, max int64) (int64, erro
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < min || n > max {
-		return 0, badRequest("invalid_"+key, "%s must be an integer from %d to %d, got %s", key, min, max, quoted(s))
+		return 0, errorf("invalid_"+key, "%s must be an integer from %d to %d, got %s", key, min, max, quoted(s))
 	}
 	return n, nil
 }
@@ -65,7 +65,7 @@ func boolParam(q map[string]string, key string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(s)
 	if err != nil {
-		return false, badRequest("invalid_"+key, "%s must be true or false, got %s", key, quoted(s))
+		return false, errorf("invalid_"+key, "%s must be true or false, got %s", key, quoted(s))
 	}
 	return b, nil
 }

@@ -37,7 +37,7 @@ func rateLimit(k *keyring, perSecond float64, burst int) echo.MiddlewareFunc {
 	})
 }
 
-var errRateLimited = &Error{Status: 429, Code: "too_many_requests", Message: "rate limit exceeded for this client; retry after the Retry-After delay"}
+var errRateLimited = &Error{Code: "too_many_requests", Message: "rate limit exceeded for this client; retry after the Retry-After delay"}
 
 // clientKey names the client a request comes from: a digest of its token when that
 // is a configured one (the token itself is never kept), else its remote address.

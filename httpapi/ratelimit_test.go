@@ -29,7 +29,7 @@ func TestRateLimitPerToken(t *testing.T) {
 	}
 	wantError(t, s.get(t, "/seq/orders/next", "Authorization", "Bearer "+clientToken),
 		http.StatusTooManyRequests, "too_many_requests")
-	if calls := s.counter.recorded(); len(calls) != 0 {
+	if calls := s.counter.Calls(); len(calls) != 0 {
 		t.Errorf("a limited request reached the sequencer: %+v", calls)
 	}
 

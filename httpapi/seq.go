@@ -31,7 +31,7 @@ func (s sequencers) pick(q map[string]string) (counters.Sequencer, error) {
 	if seq, ok := s.byName[name]; ok {
 		return seq, nil
 	}
-	return nil, badRequest("invalid_strategy", "strategy must be %s or %s, got %s",
+	return nil, errorf("invalid_strategy", "strategy must be %s or %s, got %s",
 		counters.StrategyCounter, counters.StrategyOptimistic, quoted(name))
 }
 
@@ -57,7 +57,7 @@ func (s sequencers) request(c echo.Context, allowed ...string) (map[string]strin
 func seqName(c echo.Context) (string, error) {
 	name, ok := pathParam(c, "name")
 	if !ok || !counters.ValidName(name) {
-		return "", badRequest("invalid_name",
+		return "", errorf("invalid_name",
 			"invalid sequence name %s: 1 to 64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit", quoted(name))
 	}
 	return name, nil
@@ -159,8 +159,7 @@ func readSetBody(r *http.Request) (int64, error) {
 	if ct := r.Header.Get(echo.HeaderContentType); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != echo.MIMEApplicationJSON {
-			return 0, &Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
-				Message: "the body must be application/json, got " + quoted(ct)}
+			return 0, &Error{Code: "unsupported_media_type", Message: "the body must be application/json, got " + quoted(ct)}
 		}
 	}
 	body, err := io.ReadAll(r.Body)
@@ -169,32 +168,31 @@ func readSetBody(r *http.Request) (int64, error) {
 		var tooLarge *http.MaxBytesError
 		var he *echo.HTTPError
 		if errors.As(err, &tooLarge) || (errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge) {
-			return 0, &Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large",
-				Message: "the body must be at most " + maxBody}
+			return 0, &Error{Code: "body_too_large", Message: "the body must be at most " + maxBody}
 		}
-		return 0, badRequest("invalid_body", "reading the body: %v", err)
+		return 0, errorf("invalid_body", "reading the body: %v", err)
 	}
 	// A map, not a struct: struct fields match keys case-insensitively, and a
 	// json.Number field takes a quoted number.
 	var fields map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&fields); err != nil {
-		return 0, badRequest("invalid_body", `the body must be {"value":N}: %s`, jsonProblem(err))
+		return 0, errorf("invalid_body", `the body must be {"value":N}: %s`, jsonProblem(err))
 	}
 	// More() is false before a stray '}' or ']', so decode again and expect the end.
 	if err := dec.Decode(new(json.RawMessage)); err != io.EOF {
-		return 0, badRequest("invalid_body", `the body must be one JSON object {"value":N}`)
+		return 0, errorf("invalid_body", `the body must be one JSON object {"value":N}`)
 	}
 	raw, ok := fields["value"]
 	if !ok {
-		return 0, badRequest("invalid_body", `the body must be {"value":N}: "value" is missing`)
+		return 0, errorf("invalid_body", `the body must be {"value":N}: "value" is missing`)
 	}
 	if len(fields) != 1 {
-		return 0, badRequest("invalid_body", `the body must be {"value":N} with no other field`)
+		return 0, errorf("invalid_body", `the body must be {"value":N} with no other field`)
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	if err != nil || n < 0 {
-		return 0, badRequest("invalid_value", "value must be an integer from 0 to 9223372036854775807, got %s", cut(string(raw)))
+		return 0, errorf("invalid_value", "value must be an integer from 0 to 9223372036854775807, got %s", cut(string(raw)))
 	}
 	return n, nil
 }
@@ -231,7 +229,7 @@ func listSequences(seqs sequencers) echo.HandlerFunc {
 			entries[i].Name = s.Name
 			if s.Err != nil {
 				e := classify(s.Err)
-				entries[i].Error = &errorDetail{Code: e.Code, Message: e.Message}
+				entries[i].Error = &errorDetail{Code: e.code, Message: e.message}
 			} else {
 				entries[i].Value = &list[i].Value
 			}

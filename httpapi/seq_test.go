@@ -47,10 +47,10 @@ func TestNext(t *testing.T) {
 	// count=1 reserves with Next, larger counts with one NextN; every call carries
 	// the request deadline.
 	var ops []string
-	for _, c := range append(s.counter.recorded(), s.optimistic.recorded()...) {
-		ops = append(ops, fmt.Sprintf("%s %s %d", c.op, c.name, c.n))
-		if !c.deadline {
-			t.Errorf("%s %q: the context has no deadline", c.op, c.name)
+	for _, c := range append(s.counter.Calls(), s.optimistic.Calls()...) {
+		ops = append(ops, fmt.Sprintf("%s %s %d", c.Op, c.Name, c.N))
+		if !c.Deadline {
+			t.Errorf("%s %q: the context has no deadline", c.Op, c.Name)
 		}
 	}
 	want := []string{
@@ -74,7 +74,7 @@ func TestNextDefaultStrategy(t *testing.T) {
 	if got != (nextResponse{"a", 5, 1, 5, "counter"}) {
 		t.Errorf("strategy=counter: got %+v", got)
 	}
-	if _, ok := s.optimistic.value("a"); !ok {
+	if _, ok := s.optimistic.Value("a"); !ok {
 		t.Error("the default strategy's sequencer was not used")
 	}
 }
@@ -120,10 +120,10 @@ func TestNextBadInput(t *testing.T) {
 	}
 	// Only the optimistic count=2 requests may reach a sequencer: the strategy
 	// itself decides it takes one value at a time.
-	if calls := s.counter.recorded(); len(calls) != 0 {
+	if calls := s.counter.Calls(); len(calls) != 0 {
 		t.Errorf("bad input reached the counter sequencer: %+v", calls)
 	}
-	if _, ok := s.optimistic.value("a"); ok {
+	if _, ok := s.optimistic.Value("a"); ok {
 		t.Error("bad input reserved an optimistic value")
 	}
 }
@@ -164,7 +164,7 @@ func TestSequenceNames(t *testing.T) {
 			}
 		})
 	}
-	if calls := s.counter.recorded(); len(calls) != 0 {
+	if calls := s.counter.Calls(); len(calls) != 0 {
 		t.Errorf("invalid names reached the sequencer: %+v", calls)
 	}
 
@@ -177,7 +177,7 @@ func TestSequenceNames(t *testing.T) {
 	t.Run("sequencer refuses the name", func(t *testing.T) {
 		// A name the HTTP layer lets through but the backend refuses is still the
 		// client's fault.
-		s.counter.failWith(fmt.Errorf("fake: %w", counters.ErrInvalidName))
+		s.counter.FailWith(fmt.Errorf("fake: %w", counters.ErrInvalidName))
 		wantError(t, s.get(t, "/seq/ok/next"), http.StatusBadRequest, "invalid_name")
 	})
 }
@@ -196,7 +196,7 @@ func TestCurrent(t *testing.T) {
 	}
 	// The strategies keep separate state.
 	wantError(t, s.get(t, "/seq/orders?strategy=optimistic"), http.StatusNotFound, "sequence_not_found")
-	s.optimistic.set("orders", 3)
+	s.optimistic.Store("orders", 3)
 	if got := decode[sequence](t, s.get(t, "/seq/orders?strategy=optimistic"), http.StatusOK); got.Value != 3 {
 		t.Errorf("optimistic orders = %+v, want 3", got)
 	}
@@ -214,10 +214,10 @@ func TestList(t *testing.T) {
 	}
 	decode[listResponse](t, rec, http.StatusOK)
 
-	s.counter.set("b", 2)
-	s.counter.set("a", 1)
-	s.counter.set("c", 30)
-	s.optimistic.set("z", 9)
+	s.counter.Store("b", 2)
+	s.counter.Store("a", 1)
+	s.counter.Store("c", 30)
+	s.optimistic.Store("z", 9)
 	got := decode[listResponse](t, s.get(t, "/seq"), http.StatusOK).Sequences
 	if want := []sequence{{"a", 1}, {"b", 2}, {"c", 30}}; !slices.Equal(got, want) {
 		t.Errorf("GET /seq = %+v, want %+v", got, want)
@@ -289,7 +289,7 @@ func TestSet(t *testing.T) {
 			rec := s.serve(t, newRequest(http.MethodPut, "/seq/orders", tt.body, header...))
 			if tt.status != http.StatusOK {
 				wantError(t, rec, tt.status, tt.code)
-				if _, ok := s.counter.value("orders"); ok {
+				if _, ok := s.counter.Value("orders"); ok {
 					t.Errorf("a refused PUT created the sequence")
 				}
 				return
@@ -297,7 +297,7 @@ func TestSet(t *testing.T) {
 			if got := decode[sequence](t, rec, http.StatusOK); got != (sequence{"orders", tt.want}) {
 				t.Errorf("PUT answered %+v, want orders %d", got, tt.want)
 			}
-			if v, _ := s.counter.value("orders"); v != tt.want {
+			if v, _ := s.counter.Value("orders"); v != tt.want {
 				t.Errorf("the sequence holds %d, want %d", v, tt.want)
 			}
 		})
@@ -342,7 +342,7 @@ func TestSetForce(t *testing.T) {
 
 	wantError(t, s.put(t, "/seq/orders", `{"value":5}`), http.StatusConflict, "backwards")
 	wantError(t, s.put(t, "/seq/orders?force=false", `{"value":5}`), http.StatusConflict, "backwards")
-	if v, _ := s.counter.value("orders"); v != 10 {
+	if v, _ := s.counter.Value("orders"); v != 10 {
 		t.Fatalf("after refused moves the sequence holds %d, want 10", v)
 	}
 	wantError(t, s.put(t, "/seq/orders?force=maybe", `{"value":5}`), http.StatusBadRequest, "invalid_force")
@@ -362,14 +362,14 @@ func TestSetForce(t *testing.T) {
 	decode[sequence](t, s.put(t, "/seq/orders", `{"value":6}`), http.StatusOK)
 	decode[sequence](t, s.put(t, "/seq/orders", `{"value":100}`), http.StatusOK)
 	decode[sequence](t, s.put(t, "/seq/orders?strategy=optimistic&force=1", `{"value":3}`), http.StatusOK)
-	if v, _ := s.optimistic.value("orders"); v != 3 {
+	if v, _ := s.optimistic.Value("orders"); v != 3 {
 		t.Errorf("optimistic orders = %d, want 3", v)
 	}
 
 	var forces []bool
-	for _, c := range s.counter.recorded() {
-		if c.op == "set" {
-			forces = append(forces, c.force)
+	for _, c := range s.counter.Calls() {
+		if c.Op == "set" {
+			forces = append(forces, c.Force)
 		}
 	}
 	if want := []bool{false, false, false, true, false, false}; !slices.Equal(forces, want) {
@@ -410,7 +410,7 @@ func TestDomainErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newServer(t, withAdmin(adminToken))
-			s.counter.failWith(fmt.Errorf("counters: op %q: %w", "orders", tt.err))
+			s.counter.FailWith(fmt.Errorf("counters: op %q: %w", "orders", tt.err))
 			for _, newReq := range requests {
 				req := newReq()
 				rec := s.serve(t, req)
@@ -430,7 +430,7 @@ func TestDomainErrors(t *testing.T) {
 // gives 503 unavailable rather than a hung request.
 func TestDeadline(t *testing.T) {
 	s := newServer(t, withTimeout(50*time.Millisecond), withAdmin(adminToken))
-	s.counter.blockUntilDone()
+	s.counter.BlockUntilDone()
 	s.ping.setFail(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
 
 	requests := []*http.Request{
@@ -459,9 +459,9 @@ func TestDeadline(t *testing.T) {
 			wantError(t, rec, http.StatusServiceUnavailable, "unavailable")
 		})
 	}
-	for _, c := range s.counter.recorded() {
-		if !c.deadline {
-			t.Errorf("%s reached the sequencer without a deadline", c.op)
+	for _, c := range s.counter.Calls() {
+		if !c.Deadline {
+			t.Errorf("%s reached the sequencer without a deadline", c.Op)
 		}
 	}
 }
@@ -514,7 +514,7 @@ func TestNextConcurrent(t *testing.T) {
 
 func TestNextExhausted(t *testing.T) {
 	s := newServer(t)
-	s.counter.set("orders", math.MaxInt64-1)
+	s.counter.Store("orders", math.MaxInt64-1)
 	wantError(t, s.get(t, "/seq/orders/next?count=2"), http.StatusConflict, "exhausted")
 	got := decode[nextResponse](t, s.get(t, "/seq/orders/next"), http.StatusOK)
 	if got.Value != math.MaxInt64 {
@@ -527,12 +527,12 @@ func TestNextExhausted(t *testing.T) {
 // process, and that the answer says nothing of the panic.
 func TestPanic(t *testing.T) {
 	s := newServer(t)
-	s.counter.setFail(func(context.Context) error { panic("secret panic detail") })
+	s.counter.FailFunc(func(context.Context) error { panic("secret panic detail") })
 	e := wantError(t, s.get(t, "/seq/orders/next"), http.StatusInternalServerError, "internal")
 	if strings.Contains(e.Message, "secret") {
 		t.Errorf("the 500 leaks the panic: %q", e.Message)
 	}
-	s.counter.setFail(nil)
+	s.counter.FailFunc(nil)
 	decode[nextResponse](t, s.get(t, "/seq/orders/next"), http.StatusOK)
 }
 
@@ -541,7 +541,7 @@ func TestPanic(t *testing.T) {
 func TestClientGone(t *testing.T) {
 	s := newServer(t)
 	holding := make(chan struct{})
-	s.counter.setFail(func(ctx context.Context) error {
+	s.counter.FailFunc(func(ctx context.Context) error {
 		close(holding)
 		<-ctx.Done()
 		return ctx.Err()

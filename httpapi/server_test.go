@@ -10,11 +10,12 @@ import (
 
 	"github.com/seqd/seqd/counters"
 	"github.com/seqd/seqd/httpapi"
+	"github.com/seqd/seqd/internal/memseq"
 	"github.com/seqd/seqd/objectid"
 )
 
 func TestNewConfig(t *testing.T) {
-	seq := newFakeSequencer(counters.StrategyCounter)
+	seq := memseq.New(counters.StrategyCounter)
 	ping := func(context.Context) error { return nil }
 	tests := []struct {
 		name string
@@ -86,7 +87,7 @@ func TestRouting(t *testing.T) {
 // or a server error, whatever the path.
 func TestHead(t *testing.T) {
 	s := newServer(t, withTokens(clientToken), withAdmin(adminToken))
-	s.counter.failWith(errors.New("HEAD must not reach the sequencer"))
+	s.counter.FailWith(errors.New("HEAD must not reach the sequencer"))
 	for _, target := range []string{
 		"/oid", "/oid?count=5", "/oid/5a17b9d9ab102555b9c38874", "/oid/at/0",
 		"/seq", "/seq/orders", "/seq/orders/next", "/seq/-bad-/next",
@@ -100,7 +101,7 @@ func TestHead(t *testing.T) {
 			s.serve(t, newRequest(http.MethodHead, target, "", header...)) // checkInvariants asserts
 		}
 	}
-	if calls := s.counter.recorded(); len(calls) != 0 {
+	if calls := s.counter.Calls(); len(calls) != 0 {
 		t.Errorf("HEAD reached the sequencer: %+v", calls)
 	}
 }
@@ -128,13 +129,13 @@ func TestHeadProbes(t *testing.T) {
 		t.Errorf("HEAD /healthz with the backend down: %d, want 200", rec.Code)
 	}
 
-	s.counter.failWith(errors.New("HEAD must not reach the sequencer"))
+	s.counter.FailWith(errors.New("HEAD must not reach the sequencer"))
 	for _, target := range []string{"/oid", "/oid?count=3", "/seq/orders/next", "/seq/orders", "/seq"} {
 		if rec := head(target); rec.Code != http.StatusMethodNotAllowed {
 			t.Errorf("HEAD %s: %d, want 405", target, rec.Code)
 		}
 	}
-	if calls := s.counter.recorded(); len(calls) != 0 {
+	if calls := s.counter.Calls(); len(calls) != 0 {
 		t.Errorf("HEAD reached the sequencer: %+v", calls)
 	}
 }

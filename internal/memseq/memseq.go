@@ -1,0 +1,210 @@
+// Package memseq is an in-memory counters.Sequencer for the tests and benchmarks of
+// any package.
+//
+// It keeps the interface's contract: a new name starts at 1; NextN reserves n
+// contiguous values, refuses n < 1 with ErrInvalidCount and, for the optimistic
+// strategy, n > 1 too; a name that fails counters.ValidName gets ErrInvalidName;
+// Current reports ErrNotFound for a name never used; Set refuses a negative value
+// with ErrInvalidValue and a move backwards with ErrBackwards unless forced; values
+// end at math.MaxInt64 with ErrExhausted; List is ordered by name. A call whose
+// context is done returns ErrUnavailable wrapping ctx.Err(). Every error wraps the
+// counters sentinel, as the real strategies' do, so errors.Is works.
+//
+// A test can make every method fail (FailWith, FailFunc, BlockUntilDone), seed and
+// read values without a call (Store, Value), and read what was asked (Calls). A
+// Sequencer is safe for concurrent use.
+package memseq
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/seqd/seqd/counters"
+)
+
+// Sequencer is an in-memory counters.Sequencer. Make one with New.
+type Sequencer struct {
+	strategy string
+	batches  bool // NextN takes n > 1; the optimistic strategy does not
+
+	mu     sync.Mutex
+	values map[string]int64
+	fail   func(ctx context.Context) error // when set, every method returns its error first
+	calls  []Call
+}
+
+var _ counters.Sequencer = (*Sequencer)(nil)
+
+// Call is one method call, as the Sequencer received it.
+type Call struct {
+	Op       string // "next", "nextN", "current", "set" or "list"
+	Name     string
+	N        int64 // the count asked of next and nextN
+	Value    int64 // the value asked of set
+	Force    bool  // set's force
+	Deadline bool  // the context carried a deadline
+}
+
+// MaxCalls bounds the calls a Sequencer records, so that a fuzz run or a benchmark
+// does not grow it without end; later calls are served but not recorded.
+const MaxCalls = 10000
+
+// New returns an empty Sequencer of strategy (counters.StrategyCounter or
+// counters.StrategyOptimistic), which decides whether NextN takes n > 1.
+func New(strategy string) *Sequencer {
+	return &Sequencer{
+		strategy: strategy,
+		batches:  strategy != counters.StrategyOptimistic,
+		values:   make(map[string]int64),
+	}
+}
+
+// FailWith makes every method return err, until FailFunc(nil).
+func (s *Sequencer) FailWith(err error) {
+	s.FailFunc(func(context.Context) error { return err })
+}
+
+// BlockUntilDone makes every method wait for its context and return ctx.Err()
+// bare, as a driver that does not wrap it would.
+func (s *Sequencer) BlockUntilDone() {
+	s.FailFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		return ctx.Err()
+	})
+}
+
+// FailFunc makes every method call fail first, with the method's context, and
+// return its error if not nil; fail may block or panic. nil removes it.
+func (s *Sequencer) FailFunc(fail func(ctx context.Context) error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail = fail
+}
+
+// Store sets the value of name without a call: the next value is v+1.
+func (s *Sequencer) Store(name string, v int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.values[name] = v
+}
+
+// Value returns the value of name, and whether name exists, without a call.
+func (s *Sequencer) Value(name string) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.values[name]
+	return v, ok
+}
+
+// Calls returns the calls received so far, the first MaxCalls of them, in order.
+func (s *Sequencer) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// begin records c and returns the error the method must return before doing
+// anything, if any.
+func (s *Sequencer) begin(ctx context.Context, c Call) error {
+	_, c.Deadline = ctx.Deadline()
+	s.mu.Lock()
+	if len(s.calls) < MaxCalls {
+		s.calls = append(s.calls, c)
+	}
+	fail := s.fail
+	s.mu.Unlock()
+	if fail != nil { // called unlocked: it may block
+		if err := fail(ctx); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memseq: %s: %w: %w", c.Op, counters.ErrUnavailable, err)
+	}
+	if c.Op != "list" && !counters.ValidName(c.Name) {
+		return fmt.Errorf("memseq: %s %q: %w", c.Op, c.Name, counters.ErrInvalidName)
+	}
+	return nil
+}
+
+// Strategy returns the strategy New was given.
+func (s *Sequencer) Strategy() string { return s.strategy }
+
+// Next reserves the next value of name.
+func (s *Sequencer) Next(ctx context.Context, name string) (int64, error) {
+	if err := s.begin(ctx, Call{Op: "next", Name: name, N: 1}); err != nil {
+		return 0, err
+	}
+	r, err := s.reserve(name, 1)
+	return r.First, err
+}
+
+// NextN reserves n contiguous values of name.
+func (s *Sequencer) NextN(ctx context.Context, name string, n int64) (counters.Range, error) {
+	if err := s.begin(ctx, Call{Op: "nextN", Name: name, N: n}); err != nil {
+		return counters.Range{}, err
+	}
+	if n < 1 || (n > 1 && !s.batches) {
+		return counters.Range{}, fmt.Errorf("memseq: next %d of %q: %w", n, name, counters.ErrInvalidCount)
+	}
+	return s.reserve(name, n)
+}
+
+func (s *Sequencer) reserve(name string, n int64) (counters.Range, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	last := s.values[name]
+	if last > math.MaxInt64-n {
+		return counters.Range{}, fmt.Errorf("memseq: next %q: %w", name, counters.ErrExhausted)
+	}
+	s.values[name] = last + n
+	return counters.Range{First: last + 1, Last: last + n}, nil
+}
+
+// Current returns the last value handed out of name.
+func (s *Sequencer) Current(ctx context.Context, name string) (int64, error) {
+	if err := s.begin(ctx, Call{Op: "current", Name: name}); err != nil {
+		return 0, err
+	}
+	v, ok := s.Value(name)
+	if !ok {
+		return 0, fmt.Errorf("memseq: current %q: %w", name, counters.ErrNotFound)
+	}
+	return v, nil
+}
+
+// Set moves name to value.
+func (s *Sequencer) Set(ctx context.Context, name string, value int64, force bool) error {
+	if err := s.begin(ctx, Call{Op: "set", Name: name, Value: value, Force: force}); err != nil {
+		return err
+	}
+	if value < 0 {
+		return fmt.Errorf("memseq: set %q: %w", name, counters.ErrInvalidValue)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cur := s.values[name]; value < cur && !force {
+		return fmt.Errorf("memseq: set %q to %d: %w: at %d, asked for %d", name, value, counters.ErrBackwards, cur, value)
+	}
+	s.values[name] = value
+	return nil
+}
+
+// List returns every sequence, ordered by name.
+func (s *Sequencer) List(ctx context.Context) ([]counters.Sequence, error) {
+	if err := s.begin(ctx, Call{Op: "list"}); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := make([]counters.Sequence, 0, len(s.values))
+	for name, v := range s.values {
+		list = append(list, counters.Sequence{Name: name, Value: v})
+	}
+	slices.SortFunc(list, func(a, b counters.Sequence) int { return strings.Compare(a.Name, b.Name) })
+	return list, nil
+}
