@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seqd/seqd/integration/devstore"
 	"github.com/seqd/seqd/internal/history"
+	"github.com/seqd/seqd/internal/proc"
 )
 
 // Fault tests: the real seqd under load while something breaks. seqd is killed,
@@ -92,12 +92,12 @@ func TestFaultSeqdKilledUnderLoad(t *testing.T) {
 // data, the same seqd serves again without handing out a value twice.
 func TestFaultBackendDownUnderLoad(t *testing.T) {
 	ctx := testContext(t)
-	bin, err := devstore.Build(ctx)
+	bin, err := proc.Build(ctx, "./cmd/devstore")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	store, err := devstore.Start(ctx, bin, dir)
+	store, err := proc.StartDevStore(ctx, bin, dir, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestFaultBackendDownUnderLoad(t *testing.T) {
 	}
 
 	downFor := time.Since(killedAt)
-	restarted, err := devstore.StartAt(ctx, bin, dir, store.Addr())
+	restarted, err := proc.StartDevStore(ctx, bin, dir, store.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
