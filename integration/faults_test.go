@@ -20,6 +20,7 @@ import (
 
 	"github.com/seqd/seqd/internal/history"
 	"github.com/seqd/seqd/internal/proc"
+	"github.com/seqd/seqd/internal/stats"
 )
 
 // Fault tests: the real seqd under load while something breaks. seqd is killed,
@@ -204,17 +205,9 @@ func TestFaultBackendDownUnderLoad(t *testing.T) {
 		"%d × 503 while down for %v, latency min %v median %v p99 %v max %v; "+
 		"/readyz 200 %v after the restart; then %d answers (%d values, from %d: above the last before the kill: %v)",
 		timeout, n0, v0, last0, len(latencies), downFor.Round(time.Millisecond),
-		quantile(latencies, 0), quantile(latencies, 0.5), quantile(latencies, 0.99), quantile(latencies, 1),
+		stats.Percentile(latencies, 0).Round(time.Millisecond), stats.Percentile(latencies, 50).Round(time.Millisecond),
+		stats.Percentile(latencies, 99).Round(time.Millisecond), stats.Percentile(latencies, 100).Round(time.Millisecond),
 		readyAfter.Round(time.Millisecond), n2, v2, first2, first2 > last0)
-}
-
-// quantile returns the q-quantile of sorted durations, rounded to the millisecond.
-func quantile(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(q * float64(len(sorted)-1))
-	return sorted[i].Round(time.Millisecond)
 }
 
 // Clients that give up mid-request leave nothing behind in seqd: with its backend

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seqd/seqd/internal/stats"
 	"github.com/seqd/seqd/objectid"
 )
 
@@ -110,10 +111,10 @@ func summarize(cfg config, out outcome) summary {
 	}
 
 	slices.Sort(latencies)
-	s.latency.p50 = percentile(latencies, 50)
-	s.latency.p90 = percentile(latencies, 90)
-	s.latency.p99 = percentile(latencies, 99)
-	s.latency.max = percentile(latencies, 100)
+	s.latency.p50 = stats.Percentile(latencies, 50)
+	s.latency.p90 = stats.Percentile(latencies, 90)
+	s.latency.p99 = stats.Percentile(latencies, 99)
+	s.latency.max = stats.Percentile(latencies, 100)
 	s.LatencyP50Ms, s.LatencyP90Ms = millis(s.latency.p50), millis(s.latency.p90)
 	s.LatencyP99Ms, s.LatencyMaxMs = millis(s.latency.p99), millis(s.latency.max)
 
