@@ -14,6 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/seqd/seqd/internal/history"
+	"github.com/seqd/seqd/internal/metrics"
 	"github.com/seqd/seqd/internal/stats"
 )
 
@@ -166,11 +167,11 @@ func failpointScenario(t *testing.T, fault string, data bson.D) {
 
 	res := checkHistory(t, rec.Ops())
 	for i, srv := range c.seqds {
-		m, err := scrapeMetrics(ctx, c.http, srv.URL())
+		m, err := metrics.Scrape(ctx, c.http, srv.URL())
 		if err != nil {
 			t.Fatal(err)
 		}
-		counted, _ := m.sum("seqd_backend_errors_total", "code", "unavailable")
+		counted, _ := m.Sum("seqd_backend_errors_total", "code", "unavailable")
 		if unavailable[i] == 0 || counted < float64(unavailable[i]) {
 			t.Errorf("instance %d answered %d × 503; its seqd_backend_errors_total{code=\"unavailable\"} is %v",
 				i, unavailable[i], counted)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/seqd/seqd/internal/history"
+	"github.com/seqd/seqd/internal/metrics"
 	"github.com/seqd/seqd/internal/proc"
 	"github.com/seqd/seqd/internal/stats"
 )
@@ -258,7 +259,7 @@ func TestFaultAbandonedRequestsLeaveNoGoroutines(t *testing.T) {
 	// for the slowed backend.
 	// seqd answers 499 (logged, counted) to a client that left before its answer.
 	cutInBackend := []string{"code", "499", "method", "POST", "url", "/seq/:name/next"}
-	if _, err := metric(ctx, scraper, base, "seqd_http_requests_total", cutInBackend...); err == nil {
+	if _, err := metrics.Value(ctx, scraper, base, "seqd_http_requests_total", cutInBackend...); err == nil {
 		t.Fatalf("seqd_http_requests_total%q before any request was abandoned", cutInBackend)
 	}
 	proxy.SetDelay(100 * time.Millisecond)
@@ -301,7 +302,7 @@ func TestFaultAbandonedRequestsLeaveNoGoroutines(t *testing.T) {
 	wg.Wait()
 	// A request whose client leaves while seqd waits for the backend ends with a
 	// cancelled context, which seqd answers 499. Some must have.
-	cut, err := metric(ctx, scraper, base, "seqd_http_requests_total", cutInBackend...)
+	cut, err := metrics.Value(ctx, scraper, base, "seqd_http_requests_total", cutInBackend...)
 	if err != nil {
 		t.Fatal(err)
 	}
