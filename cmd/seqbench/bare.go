@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"time"
@@ -23,10 +25,11 @@ func newBareHandler() http.Handler {
 	return e
 }
 
-// serveBare serves newBareHandler on addr until ctx is done (SIGTERM). Its http.Server
-// has seqd's timeouts, so that the two servers differ in their handlers only.
-func serveBare(ctx context.Context, addr string) error {
-	ln, err := net.Listen("tcp", addr)
+// serveBare serves newBareHandler on a free loopback port, says "listening on ADDR" on
+// stdout, and serves until ctx is done (SIGTERM). Its http.Server has seqd's timeouts,
+// so that the two servers differ in their handlers only.
+func serveBare(ctx context.Context, stdout io.Writer) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
@@ -39,6 +42,7 @@ func serveBare(ctx context.Context, addr string) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	fmt.Fprintln(stdout, "listening on", ln.Addr())
 	select {
 	case err := <-served:
 		return err
