@@ -17,8 +17,6 @@ import (
 // ObjectIds with the driver, idiomatically and without middleware.
 func newBareHandler() http.Handler {
 	e := echo.New()
-	e.HideBanner = true
-	e.HidePort = true
 	e.GET("/oid", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"oid": bson.NewObjectID().Hex()})
 	})
@@ -40,19 +38,10 @@ func serveBare(ctx context.Context, stdout io.Writer) error {
 		WriteTimeout:      12 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	defer context.AfterFunc(ctx, func() { srv.Close() })()
 	fmt.Fprintln(stdout, "listening on", ln.Addr())
-	select {
-	case err := <-served:
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
-	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err = srv.Shutdown(sctx)
-	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
-		err = errors.Join(err, serr)
-	}
-	return err
+	return nil
 }

@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -14,62 +14,101 @@ import (
 
 	"github.com/prometheus/procfs"
 
+	"github.com/seqd/seqd/internal/loadreport"
+	"github.com/seqd/seqd/internal/metrics"
 	"github.com/seqd/seqd/internal/proc"
 )
 
 // bench is one seqbench run: the processes it started and what it measured.
 type bench struct {
-	cfg     config
-	log     io.Writer
-	bins    map[string]string // by package, e.g. "./cmd/seqd"
-	store   *proc.DevStore
-	servers map[string]*server // started on first use, by name
-	runs    []loadRun          // every seqload run of a figure, for the report
+	cfg             config
+	log             io.Writer
+	seqloadBin      string
+	store           *proc.DevStore
+	seqd, off, bare *server    // seqd with coalescing, without, and the bare Echo server
+	runs            []loadRun  // every seqload run of a figure, for the report
+	servers         [][]string // name and command line of every process started
 }
 
 // A server is a running HTTP server under load.
 type server struct {
 	name, url string
 	proc      *proc.Process
-	command   string // how it was started, for the report
 }
-
-// The servers a figure can ask for.
-const (
-	seqdCoalescing   = "seqd (coalescing)"
-	seqdNoCoalescing = "seqd (SEQD_NO_COALESCE=true)"
-	bareEcho         = "bare Echo + driver ObjectId"
-)
 
 func (b *bench) logf(format string, args ...any) { fmt.Fprintf(b.log, format+"\n", args...) }
 
-// setup builds the binaries and starts the dev store on a fresh data directory.
+// setup builds the binaries and starts, each warmed up with a short load, the dev store
+// on a fresh data directory, seqd with and without coalescing on it, and the bare Echo
+// server. seqd runs at its default log level, info: it logs its start and stop and the
+// requests answered with an error.
 func (b *bench) setup(ctx context.Context) error {
 	b.logf("building seqd, seqload and the dev store")
-	b.bins = map[string]string{}
+	var bins []string
 	for _, pkg := range []string{"./cmd/seqd", "./cmd/seqload", "./cmd/devstore"} {
 		bin, err := proc.Build(ctx, pkg)
 		if err != nil {
 			return err
 		}
-		b.bins[pkg] = bin
+		bins = append(bins, bin)
 	}
+	b.seqloadBin = bins[1]
 	data, err := os.MkdirTemp("", "seqbench-store-")
 	if err != nil {
 		return err
 	}
-	if b.store, err = proc.StartDevStore(ctx, b.bins["./cmd/devstore"], data, "127.0.0.1:0"); err != nil {
+	if b.store, err = proc.StartDevStore(ctx, bins[2], data, "127.0.0.1:0"); err != nil {
 		return errors.Join(err, os.RemoveAll(data))
 	}
-	b.logf("dev store (FerretDB on SQLite) at %s, data in %s", b.store.URI(), data)
-	return nil
+	b.servers = append(b.servers, []string{"dev store", "devstore -listen 127.0.0.1:0 -dir " + data})
+	seqdWarmUp := []string{"-target", "seq", "-name", "warmup", "-c", "64", "-n", "1000"} // fills the driver's pool
+	for _, s := range []struct {
+		srv        **server
+		name       string
+		noCoalesce bool
+	}{{&b.seqd, "seqd (coalescing)", false}, {&b.off, "seqd (SEQD_NO_COALESCE=true)", true}} {
+		env := []string{"MONGODB_URI=" + b.store.URI(), "SEQD_DB=seqbench", fmt.Sprintf("SEQD_NO_COALESCE=%t", s.noCoalesce)}
+		seqd, err := proc.StartSeqd(ctx, bins[0], env)
+		if err != nil {
+			return err
+		}
+		if *s.srv, err = b.serve(ctx, s.name, strings.Join(env, " ")+" seqd --addr 127.0.0.1:0", seqd.Process, seqdWarmUp...); err != nil {
+			return err
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	bare, err := proc.Start(ctx, exec.Command(self, serveBareFlag), proc.ListeningOn)
+	if err != nil {
+		return fmt.Errorf("%s: %w", bareName, err)
+	}
+	b.bare, err = b.serve(ctx, bareName, "seqbench "+serveBareFlag, bare, "-target", "oid", "-c", "8", "-n", "5000")
+	return err
+}
+
+// bareName is the bare Echo server's name in the report.
+const bareName = "bare Echo + driver ObjectId"
+
+// serve takes charge of a started server and warms it up with a short load.
+func (b *bench) serve(ctx context.Context, name, command string, p *proc.Process, warmUp ...string) (*server, error) {
+	s := &server{name: name, url: "http://" + p.Addr(), proc: p}
+	b.servers = append(b.servers, []string{name, command})
+	b.logf("%s at %s: %s", name, s.url, command)
+	if _, err := b.load(ctx, 0, s, warmUp...); err != nil {
+		return s, fmt.Errorf("%s: warm-up: %w", name, err)
+	}
+	return s, nil
 }
 
 // close stops every process, the servers before the store, and removes what setup made.
 func (b *bench) close() error {
 	var errs []error
-	for _, s := range b.servers {
-		errs = append(errs, s.proc.Stop(context.Background()))
+	for _, s := range []*server{b.seqd, b.off, b.bare} {
+		if s != nil {
+			errs = append(errs, s.proc.Stop(context.Background()))
+		}
 	}
 	if b.store != nil {
 		errs = append(errs, b.store.Stop(context.Background()), os.RemoveAll(b.store.Dir()))
@@ -77,73 +116,33 @@ func (b *bench) close() error {
 	return errors.Join(append(errs, proc.Clean())...)
 }
 
-// server returns the server called name, starting and warming it up the first time.
-// seqd runs at its default log level, info, which logs only its start and stop and
-// requests answered with an error.
-func (b *bench) server(ctx context.Context, name string) (*server, error) {
-	if s, ok := b.servers[name]; ok {
-		return s, nil
-	}
-	s := &server{name: name}
-	warmUp := []string{"-target", "seq", "-name", "warmup", "-c", "64", "-n", "1000"} // fills the driver's pool
-	if name == bareEcho {
-		self, err := os.Executable()
-		if err != nil {
-			return nil, err
-		}
-		s.command = "seqbench " + serveBareFlag
-		if s.proc, err = proc.Start(ctx, exec.Command(self, serveBareFlag), proc.ListeningOn); err != nil {
-			return nil, err
-		}
-		warmUp = []string{"-target", "oid", "-c", "8", "-n", "5000"}
-	} else {
-		env := []string{"MONGODB_URI=" + b.store.URI(), "SEQD_DB=seqbench", fmt.Sprintf("SEQD_NO_COALESCE=%t", name == seqdNoCoalescing)}
-		s.command = strings.Join(env, " ") + " seqd --addr 127.0.0.1:0"
-		seqd, err := proc.StartSeqd(ctx, b.bins["./cmd/seqd"], env)
-		if err != nil {
-			return nil, err
-		}
-		s.proc = seqd.Process
-	}
-	s.url = "http://" + s.proc.Addr()
-	b.servers[name] = s
-	b.logf("%s at %s: %s", name, s.url, s.command)
-	if _, err := b.load(ctx, 0, s, warmUp...); err != nil {
-		return nil, fmt.Errorf("%s: warm-up: %w", name, err)
-	}
-	return s, nil
-}
-
-// loadRun is one seqload run: the part of its -json summary that seqbench reads (the
-// field names are seqload's documented interface), and the CPU time that seqload, the
-// server and the store used meanwhile.
+// loadRun is one seqload run: its summary, the CPU time that seqload, the server and
+// the store used meanwhile, and the change of seqd's counters over it.
 type loadRun struct {
-	Target       string           `json:"target"`
-	Clients      int              `json:"clients"`
-	ElapsedS     float64          `json:"elapsed_s"`
-	Requests     int64            `json:"requests"`
-	Failed       int64            `json:"failed"`
-	Values       int64            `json:"values"`
-	RequestsPerS float64          `json:"requests_per_s"`
-	ValuesPerS   float64          `json:"values_per_s"`
-	LatencyP50Ms float64          `json:"latency_p50_ms"`
-	LatencyP99Ms float64          `json:"latency_p99_ms"`
-	Errors       map[string]int64 `json:"errors"`
-	Distinct     int64            `json:"distinct"`
-	Duplicates   int64            `json:"duplicates"`
-	OrderErrors  int64            `json:"order_violations"`
-	Sequence     struct {
-		Missing uint64 `json:"missing"`
-	} `json:"sequence"`
-	Passed   bool     `json:"passed"`
-	Failures []string `json:"failures"`
-
+	loadreport.Summary
 	figure                       int
 	server, args                 string
 	cpuLoad, cpuServer, cpuStore time.Duration
+	counted                      counts // seqd's; zero for the bare server
 }
 
-// serverCPUPerRequest is the server's CPU time per request of the run, 0 if unknown.
+// counts are what seqd's /metrics counts of its counter writes: writes and the callers
+// they served (seqd_coalesced_batch_callers, count and sum), and duplicate key retries
+// of the optimistic strategy.
+type counts struct{ writes, callers, retries float64 }
+
+func (b *bench) counts(ctx context.Context, srv *server) (counts, error) {
+	if srv.name == bareName {
+		return counts{}, nil
+	}
+	f, err := metrics.Scrape(ctx, http.DefaultClient, srv.url)
+	var c counts
+	c.writes, c.callers, _ = f.Histogram("seqd_coalesced_batch_callers")
+	c.retries, _ = f.Sum("seqd_duplicate_key_retries_total", "strategy", "optimistic")
+	return c, err
+}
+
+// serverCPUPerRequest is the server's CPU time per request of the run.
 func (r loadRun) serverCPUPerRequest() time.Duration {
 	return r.cpuServer / time.Duration(max(r.Requests, 1))
 }
@@ -156,9 +155,13 @@ func (b *bench) load(ctx context.Context, figure int, srv *server, args ...strin
 	run := loadRun{figure: figure, server: srv.name, args: shellJoin(args)}
 	args = append([]string{"-addr", srv.url, "-json", "-progress", "0", "-timeout", "10s"}, args...)
 	b.logf("  seqload %s", shellJoin(args))
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.duration+time.Minute)
+	before, err := b.counts(ctx, srv)
+	if err != nil {
+		return run, err
+	}
+	lctx, cancel := context.WithTimeout(ctx, b.cfg.duration+time.Minute)
 	defer cancel()
-	cmd := proc.Command(ctx, b.bins["./cmd/seqload"], args...)
+	cmd := proc.Command(lctx, b.seqloadBin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	serverCPU, storeCPU := processCPU(srv.proc.Pid()), processCPU(b.store.Pid())
@@ -167,49 +170,32 @@ func (b *bench) load(ctx context.Context, figure int, srv *server, args ...strin
 	if cmd.ProcessState != nil {
 		run.cpuLoad = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
-	if ctx.Err() != nil {
-		return run, fmt.Errorf("seqload: %w", context.Cause(ctx))
+	if lctx.Err() != nil {
+		return run, fmt.Errorf("seqload: %w", context.Cause(lctx))
 	}
 	if err := srv.proc.Exited(); err != nil {
 		return run, err
 	}
-	if err := readLoadSummary(stdout.Bytes(), &run); err != nil {
+	if run.Summary, err = loadreport.Read(stdout.Bytes()); err != nil {
 		return run, fmt.Errorf("seqload %s: %w (exit: %v; stderr: %s)", shellJoin(args), err, runErr, clip(stderr.String(), 500))
 	}
+	after, err := b.counts(ctx, srv)
+	if err != nil {
+		return run, err
+	}
+	run.counted = counts{after.writes - before.writes, after.callers - before.callers, after.retries - before.retries}
 	if figure > 0 {
 		b.runs = append(b.runs, run)
-		b.logf("  → %.0f requests/s, %.0f values/s, p50 %.3f ms, p99 %.3f ms, %d failed, %d duplicates",
-			run.RequestsPerS, run.ValuesPerS, run.LatencyP50Ms, run.LatencyP99Ms, run.Failed, run.Duplicates)
 	}
 	return run, nil
-}
-
-// readLoadSummary reads seqload -json's standard output into run: its last line that
-// is a JSON object, so that stray lines before it do no harm.
-func readLoadSummary(stdout []byte, run *loadRun) error {
-	lines := strings.Split(strings.TrimSpace(string(stdout)), "\n")
-	line := strings.TrimSpace(lines[len(lines)-1])
-	if !strings.HasPrefix(line, "{") {
-		return fmt.Errorf("no JSON summary: %q", clip(string(stdout), 300))
-	}
-	if err := json.Unmarshal([]byte(line), run); err != nil {
-		return fmt.Errorf("summary: %w", err)
-	}
-	if run.Target == "" {
-		return errors.New(`summary: no "target": not a seqload -json summary`)
-	}
-	return nil
 }
 
 // processCPU is the user plus system CPU time a running process has used, 0 where
 // /proc cannot tell.
 func processCPU(pid int) time.Duration {
 	p, err := procfs.NewProc(pid)
-	if err != nil {
-		return 0
-	}
-	st, err := p.Stat()
-	if err != nil {
+	st, err2 := p.Stat()
+	if err != nil || err2 != nil {
 		return 0
 	}
 	return time.Duration(st.CPUTime() * float64(time.Second))

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strings"
 	"time"
@@ -16,14 +15,15 @@ import (
 	"github.com/seqd/seqd/internal/proc"
 )
 
-// benchmarks are go test -bench results: each benchmark's runs summarised by name, as
-// benchfmt gives it (without "Benchmark", with the -GOMAXPROCS suffix), and by unit as
-// go test prints it ("ns/op").
-type benchmarks map[string]map[string]benchmath.Summary
+// benchmarks are go test -bench results: each benchmark's median by name, as benchfmt
+// gives it (without "Benchmark", with the -GOMAXPROCS suffix), and by unit as go test
+// prints it ("ns/op").
+type benchmarks map[string]map[string]float64
 
 // goBench runs `go test -run ^$ -bench …` with args in the module root and env on top
 // of seqbench's own environment.
-func goBench(ctx context.Context, env []string, args ...string) (benchmarks, error) {
+func (b *bench) goBench(ctx context.Context, env []string, args ...string) (benchmarks, error) {
+	b.logf("  %s go test -run '^$' %s", strings.Join(env, " "), shellJoin(args))
 	root, err := proc.RepoRoot(ctx)
 	if err != nil {
 		return nil, err
@@ -40,9 +40,8 @@ func goBench(ctx context.Context, env []string, args ...string) (benchmarks, err
 	return readBenchmarks(&stdout)
 }
 
-// readBenchmarks reads go test -bench output with golang.org/x/perf/benchfmt and
-// summarises each benchmark's runs as benchstat does: the median and its 95%
-// confidence interval.
+// readBenchmarks reads go test -bench output with golang.org/x/perf/benchfmt and takes
+// the median of each benchmark's runs as benchstat does, with benchmath.
 func readBenchmarks(r io.Reader) (benchmarks, error) {
 	values := map[string]map[string][]float64{}
 	br := benchfmt.NewReader(r, "go test")
@@ -65,9 +64,9 @@ func readBenchmarks(r io.Reader) (benchmarks, error) {
 	}
 	out := benchmarks{}
 	for name, units := range values {
-		out[name] = map[string]benchmath.Summary{}
+		out[name] = map[string]float64{}
 		for unit, vs := range units {
-			out[name][unit] = benchmath.AssumeNothing.Summary(benchmath.NewSample(vs, &benchmath.DefaultThresholds), 0.95)
+			out[name][unit] = benchmath.AssumeNothing.Summary(benchmath.NewSample(vs, &benchmath.DefaultThresholds), 0.95).Center
 		}
 	}
 	return out, br.Err()
@@ -75,33 +74,20 @@ func readBenchmarks(r io.Reader) (benchmarks, error) {
 
 // find returns the benchmark called name (without the -GOMAXPROCS suffix) and that
 // suffix.
-func (bs benchmarks) find(name string) (map[string]benchmath.Summary, string, bool) {
+func (bs benchmarks) find(name string) (map[string]float64, string, bool) {
 	for full, r := range bs {
-		if procs, ok := strings.CutPrefix(full, name+"-"); ok {
+		if base, procs, _ := strings.Cut(full, "-"); base == name { // names here have no other "-"
 			return r, procs, true
-		} else if full == name {
-			return r, "", true
 		}
 	}
 	return nil, "", false
 }
 
-// withCI writes a summary as benchstat does: the median ± the larger distance to the
-// ends of its 95% confidence interval, which takes at least 6 runs.
-func withCI(s benchmath.Summary, unit string) string {
-	spread := 100 * max(s.Hi-s.Center, s.Center-s.Lo) / s.Center
-	if math.IsInf(spread, 0) || math.IsNaN(spread) {
-		return fmt.Sprintf("%.4g %s", s.Center, unit)
-	}
-	return fmt.Sprintf("%.4g %s ±%.0f%%", s.Center, unit, spread)
-}
-
 var objectIDBench = []string{"-bench", ".", "-benchmem", "-count", "5", "./objectid/"}
 
 func figureObjectID(ctx context.Context, b *bench, res *figureResult) error {
-	res.commands = []string{"go test -run '^$' " + shellJoin(objectIDBench)}
-	b.logf("  %s", res.commands[0])
-	results, err := goBench(ctx, nil, objectIDBench...)
+	res.note("`go test -run '^$' %s`, medians (golang.org/x/perf/benchmath, as benchstat).", shellJoin(objectIDBench))
+	results, err := b.goBench(ctx, nil, objectIDBench...)
 	if err != nil {
 		return err
 	}
@@ -112,12 +98,12 @@ func figureObjectID(ctx context.Context, b *bench, res *figureResult) error {
 			return fmt.Errorf("no BenchmarkNew/%s or BenchmarkDriverNewObjectID/%s in the output", mode, mode)
 		}
 		res.row(fmt.Sprintf("1. objectid.New, %s (GOMAXPROCS %s)", mode, procs),
-			fmt.Sprintf("%s, %g allocs/op", withCI(ours["ns/op"], "ns/op"), ours["allocs/op"].Center),
-			fmt.Sprintf("bson.NewObjectID %s, %g allocs/op", withCI(driver["ns/op"], "ns/op"), driver["allocs/op"].Center),
-			fmt.Sprintf("%.2f× (driver ns ÷ ours)", driver["ns/op"].Center/ours["ns/op"].Center))
+			fmt.Sprintf("%.4g ns/op, %g allocs/op", ours["ns/op"], ours["allocs/op"]),
+			fmt.Sprintf("bson.NewObjectID %.4g ns/op, %g allocs/op", driver["ns/op"], driver["allocs/op"]),
+			fmt.Sprintf("%.2f× (driver ns ÷ ours)", driver["ns/op"]/ours["ns/op"]))
 	}
 	if fill, _, ok := results.find("Fill/10000"); ok {
-		res.row("1. objectid.Fill, 10,000 ids", withCI(fill["ns/id"], "ns/id"), "—", "—")
+		res.row("1. objectid.Fill, 10,000 ids", fmt.Sprintf("%.4g ns/id", fill["ns/id"]), "—", "—")
 	}
 	return nil
 }

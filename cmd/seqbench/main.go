@@ -1,17 +1,14 @@
-// Command seqbench measures the figures of the README's "Measured" section and writes
-// them as a Markdown report, each next to an anchor measured in the same run on the same
-// machine; the targets are the README's (`make bench`):
+// Command seqbench measures the figures of the README's "Measured" section, each next
+// to an anchor measured in the same run on the same machine, and writes them as
+// Markdown; the targets are the README's (`make bench`, or `go run ./cmd/seqbench -d 5s
+// -only 2,4` for figures 2 and 4).
 //
-//	go run ./cmd/seqbench -d 5s -out bench.md
-//	go run ./cmd/seqbench -only 2,4        # figures 2 and 4 only
-//
-// It orchestrates and measures nothing itself: Go benchmarks run by go test and read
-// with golang.org/x/perf, loads from cmd/seqload -json (which verifies every value it
-// receives), counts from seqd's /metrics. It builds and starts, each as its own process
-// on loopback, a fresh dev store, a seqd with coalescing and one without on it, and a
-// bare Echo server (seqbench itself, re-executed). They are stopped before it returns,
-// also after an error or a signal (internal/proc). A figure that fails is reported in
-// the table and makes the exit status 1; the other figures still run.
+// It orchestrates: Go benchmarks run by go test and read with golang.org/x/perf, loads
+// from cmd/seqload -json (which verifies every value it receives), counts from seqd's
+// /metrics. It starts on loopback a fresh dev store, a seqd with coalescing and one
+// without on it, and a bare Echo server (seqbench itself, re-executed), and stops them
+// before it returns, also after an error or a signal. A figure that fails is reported
+// in the table and makes the exit status 1; the other figures still run.
 package main
 
 import (
@@ -79,24 +76,23 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 
 // run is seqbench. It returns an error if the setup failed or any figure did.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && (args[0] == serveBareFlag || args[0] == "-"+serveBareFlag) {
+	if len(args) == 1 && args[0] == serveBareFlag {
 		return serveBare(ctx, stdout)
 	}
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-	b := &bench{cfg: cfg, log: stderr, servers: map[string]*server{}}
+	b := &bench{cfg: cfg, log: stderr}
 	defer b.close()
-	rep, runErr := b.runFigures(ctx)
-	md := rep.markdown()
+	started := time.Now()
+	figures, runErr := b.runFigures(ctx)
+	md := b.markdown(started, figures)
 	if _, err := io.WriteString(stdout, md); err != nil {
 		return err
 	}
 	if cfg.out != "" {
-		if err := os.WriteFile(cfg.out, []byte(md), 0o644); err != nil {
-			return errors.Join(runErr, err)
-		}
+		runErr = errors.Join(runErr, os.WriteFile(cfg.out, []byte(md), 0o644))
 	}
 	return runErr
 }

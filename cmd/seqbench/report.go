@@ -2,10 +2,7 @@ package main
 
 import (
 	"fmt"
-	"maps"
-	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,80 +10,53 @@ import (
 	"github.com/prometheus/procfs"
 )
 
-// report is everything a run prints.
-type report struct {
-	command  string // how seqbench was run
-	duration time.Duration
-	started  time.Time
-	figures  []figureResult
-	runs     []loadRun
-	servers  map[string]string // how each server was started, by name
-}
-
-// machine describes what the figures were measured on.
-func machine() string {
-	model := "unknown CPU"
-	if fs, err := procfs.NewDefaultFS(); err == nil {
-		if info, err := fs.CPUInfo(); err == nil && len(info) > 0 {
-			model = info[0].ModelName
+// markdown renders the report: the figures table and notes, every seqload run with the
+// CPU time each process used, and how the servers were started.
+func (b *bench) markdown(started time.Time, figures []figureResult) string {
+	var out strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&out, format+"\n", args...) }
+	p("# seqd throughput benchmark\n")
+	model := "unknown"
+	if info, err := procfs.NewDefaultFS(); err == nil {
+		if cpus, err := info.CPUInfo(); err == nil && len(cpus) > 0 {
+			model = cpus[0].ModelName
 		}
 	}
-	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
-	return fmt.Sprintf("%d CPUs (%s), %s, %s/%s %s", runtime.NumCPU(), model, runtime.Version(),
-		runtime.GOOS, runtime.GOARCH, strings.TrimSpace(string(kernel)))
-}
-
-// markdown renders the report: the figures table, notes, every seqload run with the CPU
-// time each process used, and the commands.
-func (r *report) markdown() string {
-	var b strings.Builder
-	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	p("# seqd throughput benchmark\n")
-	p("Measured %s by `%s` on %s.", r.started.UTC().Format("2006-01-02 15:04 MST"), r.command, machine())
-	p("The load tool (seqload), the server and the dev store (FerretDB on SQLite) share these CPUs: every figure is for the whole system on one machine, not for seqd alone. Each load runs %s. The targets are in the README, next to these figures.\n", r.duration)
+	p("Measured %s by `%s` on %d CPUs (%s), %s, %s/%s.", started.UTC().Format("2006-01-02 15:04 MST"), b.cfg.command,
+		runtime.NumCPU(), model, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	p("The load tool (seqload), the server and the dev store (FerretDB on SQLite) share these CPUs: every figure is for the whole system on one machine, not for seqd alone. Each load runs %s. The targets are in the README, next to these figures.\n", b.cfg.duration)
 	p("| figure | seqd | anchor, same run | ratio |")
 	p("|---|---|---|---|")
-	for _, f := range r.figures {
+	for _, f := range figures {
 		for _, row := range f.rows {
 			p("| %s | %s | %s | %s |", cell(row[0]), cell(row[1]), cell(row[2]), cell(row[3]))
 		}
 	}
 	p("")
-	for _, f := range r.figures {
+	for _, f := range figures {
 		for _, n := range f.notes {
 			p("- Figure %d: %s", f.id, n)
 		}
 	}
-	if len(r.runs) > 0 {
-		p("\n## Runs\n")
-		p("Every seqload run, from its -json summary; each ran `seqload -addr SERVER -json -progress 0 -timeout 10s` and the arguments shown. CPU is the CPU time, in seconds, that seqload, the server and the store used during the run; server CPU/req is the server's over the requests answered, less sensitive to a busy machine than requests/s.\n")
-		p("| fig | server | arguments | req/s | values/s | p50 | p99 | failed | duplicates | missing | checks | CPU s load / server / store | server CPU/req |")
-		p("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-		for _, run := range r.runs {
-			checks, failed := "pass", strconv.FormatInt(run.Failed, 10)
-			if !run.Passed {
-				checks = "fail"
-			}
-			if run.Failed > 0 {
-				failed += fmt.Sprintf(" %v", run.Errors)
-			}
-			p("| %d | %s | `%s` | %s | %s | %s | %s | %s | %d | %d | %s | %.1f / %.1f / %.1f | %s |",
-				run.figure, cell(run.server), run.args, formatCount(run.RequestsPerS), formatCount(run.ValuesPerS),
-				formatMs(run.LatencyP50Ms), formatMs(run.LatencyP99Ms), cell(failed), run.Duplicates, run.Sequence.Missing, checks,
-				run.cpuLoad.Seconds(), run.cpuServer.Seconds(), run.cpuStore.Seconds(), formatMicros(run.serverCPUPerRequest()))
+	p("\n## Runs\n")
+	p("Every seqload run: `seqload -addr SERVER -json -progress 0 -timeout 10s` and the arguments shown. CPU is the CPU time, in seconds, that seqload, the server and the store used during the run; server CPU/req is the server's over the requests answered, less sensitive to a busy machine than requests/s.\n")
+	p("| fig | server | arguments | req/s | values/s | p50 | p99 | failed | duplicates | missing | checks | CPU s load / server / store | server CPU/req |")
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range b.runs {
+		checks, failed := map[bool]string{true: "pass", false: "fail"}[r.Passed], fmt.Sprint(r.Failed)
+		if r.Failed > 0 {
+			failed += fmt.Sprint(" ", r.Errors)
 		}
+		p("| %d | %s | `%s` | %s | %s | %s | %s | %s | %d | %d | %s | %.1f / %.1f / %.1f | %s |",
+			r.figure, cell(r.server), r.args, formatCount(r.RequestsPerS), formatCount(r.ValuesPerS),
+			formatMs(r.LatencyP50Ms), formatMs(r.LatencyP99Ms), failed, r.Duplicates, r.Missing(), checks,
+			r.cpuLoad.Seconds(), r.cpuServer.Seconds(), r.cpuStore.Seconds(), formatMicros(r.serverCPUPerRequest()))
 	}
-	p("\n## Commands\n")
-	p("SEQD, SEQD_NO_COALESCE and BARE stand for the servers' addresses:\n")
-	for _, name := range slices.Sorted(maps.Keys(r.servers)) {
-		p("- %s: `%s`", name, r.servers[name])
+	p("\n## Servers\n")
+	for _, s := range b.servers {
+		p("- %s: `%s`", s[0], s[1])
 	}
-	for _, f := range r.figures {
-		if len(f.commands) > 0 {
-			p("\nFigure %d, %s:\n\n```\n%s\n```", f.id, f.title, strings.Join(f.commands, "\n"))
-		}
-	}
-	return b.String()
+	return out.String()
 }
 
 // cell makes s safe inside a Markdown table cell.

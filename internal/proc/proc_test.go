@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 	case "stubborn": // ignores SIGTERM
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Println("listening on 127.0.0.1:4243")
-		select {}
+		time.Sleep(time.Hour) // until killed; a bare select{} would end as a deadlock
 	case "fail":
 		fmt.Fprintln(os.Stderr, "cannot listen")
 		os.Exit(3)

@@ -40,7 +40,8 @@ func StartSeqd(ctx context.Context, bin string, env []string, args ...string) (*
 	return &Seqd{Process: p}, nil
 }
 
-// seqdListening reads seqd's JSON log line {"msg":"listening","addr":…}.
+// seqdListening reads seqd's JSON log line {"msg":"listening","addr":…}, which it
+// writes at log level info.
 func seqdListening(line []byte) (string, bool) {
 	var entry struct {
 		Msg  string `json:"msg"`
