@@ -17,8 +17,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 
 	"github.com/seqd/seqd/counters"
-	"github.com/seqd/seqd/integration/seqdproc"
 	"github.com/seqd/seqd/internal/history"
+	"github.com/seqd/seqd/internal/proc"
 )
 
 // A cluster is the environment of the several-instance and failpoint tests: a
@@ -28,7 +28,7 @@ import (
 type cluster struct {
 	t     *testing.T
 	db    string // the database every instance uses
-	seqds []*seqdproc.Server
+	seqds []*proc.Seqd
 	http  *http.Client
 }
 

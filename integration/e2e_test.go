@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seqd/seqd/integration/seqdproc"
+	"github.com/seqd/seqd/internal/proc"
 	"github.com/seqd/seqd/objectid"
 )
 
@@ -44,25 +44,9 @@ func seqdURI() string {
 
 // startSeqd builds and starts the real seqd against the suite's backend, on a
 // database of the test's own, and stops it when the test ends.
-func startSeqd(t *testing.T, env ...string) *seqdproc.Server {
+func startSeqd(t *testing.T, env ...string) *proc.Seqd {
 	t.Helper()
-	ctx := testContext(t)
-	bin, err := seqdproc.Build(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := be.Database(t)
-	env = append([]string{"MONGODB_URI=" + seqdURI(), "SEQD_DB=" + db.Name()}, env...)
-	srv, err := seqdproc.Start(ctx, bin, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Stop(ctx); err != nil {
-			t.Errorf("stopping seqd: %v\n%s", err, srv.Output())
-		}
-	})
-	return srv
+	return startSeqdAt(t, seqdURI(), be.Database(t).Name(), env...)
 }
 
 // call is one HTTP exchange with seqd.
@@ -369,7 +353,7 @@ func TestEndToEndAdminDisabled(t *testing.T) {
 // Without a MongoDB URI seqd says what to do and exits non-zero.
 func TestSeqdWithoutMongoDB(t *testing.T) {
 	ctx := testContext(t)
-	bin, err := seqdproc.Build(ctx)
+	bin, err := proc.Build(ctx, "./cmd/seqd")
 	if err != nil {
 		t.Fatal(err)
 	}

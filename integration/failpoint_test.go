@@ -14,6 +14,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/seqd/seqd/internal/history"
+	"github.com/seqd/seqd/internal/metrics"
+	"github.com/seqd/seqd/internal/stats"
 )
 
 // Faults a MongoDB deployment reports, injected with its own failCommand failpoint
@@ -165,11 +167,11 @@ func failpointScenario(t *testing.T, fault string, data bson.D) {
 
 	res := checkHistory(t, rec.Ops())
 	for i, srv := range c.seqds {
-		m, err := scrapeMetrics(ctx, c.http, srv.URL())
+		m, err := metrics.Scrape(ctx, c.http, srv.URL())
 		if err != nil {
 			t.Fatal(err)
 		}
-		counted, _ := m.sum("seqd_backend_errors_total", "code", "unavailable")
+		counted, _ := m.Sum("seqd_backend_errors_total", "code", "unavailable")
 		if unavailable[i] == 0 || counted < float64(unavailable[i]) {
 			t.Errorf("instance %d answered %d × 503; its seqd_backend_errors_total{code=\"unavailable\"} is %v",
 				i, unavailable[i], counted)
@@ -181,7 +183,7 @@ func failpointScenario(t *testing.T, fault string, data bson.D) {
 	t.Logf("%s on findAndModify, 2 seqd, %d clients, SEQD_TIMEOUT=%v: %d × 503 (%d + %d), median %v, slowest %v; slowest answer %v; "+
 		"failed answers during %d, after %d; history: %v",
 		fault, failpointClients, failpointTimeout, unavailable[0]+unavailable[1], unavailable[0], unavailable[1],
-		quantile(latencies503, 0.5), quantile(latencies503, 1), slowest.Round(time.Millisecond),
+		stats.Percentile(latencies503, 50).Round(time.Millisecond), stats.Percentile(latencies503, 100).Round(time.Millisecond), slowest.Round(time.Millisecond),
 		seen.count("failed during 0")+seen.count("failed during 1"), seen.count("failed after 0")+seen.count("failed after 1"), res)
 }
 

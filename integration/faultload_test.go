@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seqd/seqd/integration/seqdproc"
 	"github.com/seqd/seqd/internal/history"
+	"github.com/seqd/seqd/internal/proc"
 )
 
 // What the fault tests share: seqd started on a database of the test's choosing (so
@@ -29,16 +29,16 @@ import (
 
 // startSeqdAt starts seqd on the MongoDB at uri, database db, and stops it when the
 // test ends. Unlike startSeqd it can start a second seqd on the same data.
-func startSeqdAt(t *testing.T, uri, db string, env ...string) *seqdproc.Server {
+func startSeqdAt(t *testing.T, uri, db string, env ...string) *proc.Seqd {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	bin, err := seqdproc.Build(ctx)
+	bin, err := proc.Build(ctx, "./cmd/seqd")
 	if err != nil {
 		t.Fatal(err)
 	}
 	env = append([]string{"MONGODB_URI=" + uri, "SEQD_DB=" + db}, env...)
-	srv, err := seqdproc.Start(ctx, bin, env)
+	srv, err := proc.StartSeqd(ctx, bin, env)
 	if err != nil {
 		t.Fatal(err)
 	}

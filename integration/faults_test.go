@@ -18,8 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seqd/seqd/integration/devstore"
 	"github.com/seqd/seqd/internal/history"
+	"github.com/seqd/seqd/internal/metrics"
+	"github.com/seqd/seqd/internal/proc"
+	"github.com/seqd/seqd/internal/stats"
 )
 
 // Fault tests: the real seqd under load while something breaks. seqd is killed,
@@ -92,12 +94,12 @@ func TestFaultSeqdKilledUnderLoad(t *testing.T) {
 // data, the same seqd serves again without handing out a value twice.
 func TestFaultBackendDownUnderLoad(t *testing.T) {
 	ctx := testContext(t)
-	bin, err := devstore.Build(ctx)
+	bin, err := proc.Build(ctx, "./cmd/devstore")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	store, err := devstore.Start(ctx, bin, dir)
+	store, err := proc.StartDevStore(ctx, bin, dir, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +176,7 @@ func TestFaultBackendDownUnderLoad(t *testing.T) {
 	}
 
 	downFor := time.Since(killedAt)
-	restarted, err := devstore.StartAt(ctx, bin, dir, store.Addr())
+	restarted, err := proc.StartDevStore(ctx, bin, dir, store.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,17 +206,9 @@ func TestFaultBackendDownUnderLoad(t *testing.T) {
 		"%d × 503 while down for %v, latency min %v median %v p99 %v max %v; "+
 		"/readyz 200 %v after the restart; then %d answers (%d values, from %d: above the last before the kill: %v)",
 		timeout, n0, v0, last0, len(latencies), downFor.Round(time.Millisecond),
-		quantile(latencies, 0), quantile(latencies, 0.5), quantile(latencies, 0.99), quantile(latencies, 1),
+		stats.Percentile(latencies, 0).Round(time.Millisecond), stats.Percentile(latencies, 50).Round(time.Millisecond),
+		stats.Percentile(latencies, 99).Round(time.Millisecond), stats.Percentile(latencies, 100).Round(time.Millisecond),
 		readyAfter.Round(time.Millisecond), n2, v2, first2, first2 > last0)
-}
-
-// quantile returns the q-quantile of sorted durations, rounded to the millisecond.
-func quantile(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(q * float64(len(sorted)-1))
-	return sorted[i].Round(time.Millisecond)
 }
 
 // Clients that give up mid-request leave nothing behind in seqd: with its backend
@@ -265,7 +259,7 @@ func TestFaultAbandonedRequestsLeaveNoGoroutines(t *testing.T) {
 	// for the slowed backend.
 	// seqd answers 499 (logged, counted) to a client that left before its answer.
 	cutInBackend := []string{"code", "499", "method", "POST", "url", "/seq/:name/next"}
-	if _, err := metric(ctx, scraper, base, "seqd_http_requests_total", cutInBackend...); err == nil {
+	if _, err := metrics.Value(ctx, scraper, base, "seqd_http_requests_total", cutInBackend...); err == nil {
 		t.Fatalf("seqd_http_requests_total%q before any request was abandoned", cutInBackend)
 	}
 	proxy.SetDelay(100 * time.Millisecond)
@@ -308,7 +302,7 @@ func TestFaultAbandonedRequestsLeaveNoGoroutines(t *testing.T) {
 	wg.Wait()
 	// A request whose client leaves while seqd waits for the backend ends with a
 	// cancelled context, which seqd answers 499. Some must have.
-	cut, err := metric(ctx, scraper, base, "seqd_http_requests_total", cutInBackend...)
+	cut, err := metrics.Value(ctx, scraper, base, "seqd_http_requests_total", cutInBackend...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/seqd/seqd/counters"
 	"github.com/seqd/seqd/integration/backend"
-	"github.com/seqd/seqd/integration/proc"
+	"github.com/seqd/seqd/internal/proc"
 )
 
 // be is the backend for every test in the package, chosen in TestMain.

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"time"
@@ -15,18 +17,17 @@ import (
 // ObjectIds with the driver, idiomatically and without middleware.
 func newBareHandler() http.Handler {
 	e := echo.New()
-	e.HideBanner = true
-	e.HidePort = true
 	e.GET("/oid", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"oid": bson.NewObjectID().Hex()})
 	})
 	return e
 }
 
-// serveBare serves newBareHandler on addr until ctx is done (SIGTERM). Its http.Server
-// has seqd's timeouts, so that the two servers differ in their handlers only.
-func serveBare(ctx context.Context, addr string) error {
-	ln, err := net.Listen("tcp", addr)
+// serveBare serves newBareHandler on a free loopback port, says "listening on ADDR" on
+// stdout, and serves until ctx is done (SIGTERM). Its http.Server has seqd's timeouts,
+// so that the two servers differ in their handlers only.
+func serveBare(ctx context.Context, stdout io.Writer) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
@@ -37,18 +38,10 @@ func serveBare(ctx context.Context, addr string) error {
 		WriteTimeout:      12 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
+	defer context.AfterFunc(ctx, func() { srv.Close() })()
+	fmt.Fprintln(stdout, "listening on", ln.Addr())
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
-	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err = srv.Shutdown(sctx)
-	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
-		err = errors.Join(err, serr)
-	}
-	return err
+	return nil
 }

@@ -1,227 +1,202 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
+	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/prometheus/procfs"
+
+	"github.com/seqd/seqd/internal/loadreport"
+	"github.com/seqd/seqd/internal/metrics"
+	"github.com/seqd/seqd/internal/proc"
 )
 
-// bench is one seqbench run: its binaries, the processes it started, and what it measured.
+// bench is one seqbench run: the processes it started and what it measured.
 type bench struct {
-	cfg  config
-	log  io.Writer
-	tmp  string // binaries and the store's data; removed by close
-	bins binaries
-
-	store    *child
-	storeURI string
-	servers  map[string]*server // started on first use, by serverKind
-	children []*child           // every process started, stopped by close in reverse order
-
-	runs []loadRun // every seqload run, for the report
+	cfg             config
+	log             io.Writer
+	seqloadBin      string
+	store           *proc.DevStore
+	seqd, off, bare *server    // seqd with coalescing, without, and the bare Echo server
+	runs            []loadRun  // every seqload run of a figure, for the report
+	servers         [][]string // name and command line of every process started
 }
 
 // A server is a running HTTP server under load.
 type server struct {
-	name string // as the report calls it
-	addr string // host:port
-	proc *child
+	name, url string
+	proc      *proc.Process
 }
 
-// The servers a figure can ask for.
-const (
-	seqdCoalescing   = "seqd (coalescing)"
-	seqdNoCoalescing = "seqd (SEQD_NO_COALESCE=true)"
-	bareEcho         = "bare Echo + driver ObjectId"
-)
+func (b *bench) logf(format string, args ...any) { fmt.Fprintf(b.log, format+"\n", args...) }
 
-// seqdDB is the database both seqd processes use; the driver round trip uses its own.
-const seqdDB = "seqbench"
-
-func newBench(cfg config, log io.Writer) (*bench, error) {
-	tmp, err := os.MkdirTemp("", "seqbench-")
-	if err != nil {
-		return nil, err
-	}
-	return &bench{cfg: cfg, log: log, tmp: tmp, servers: map[string]*server{}}, nil
-}
-
-func (b *bench) logf(format string, args ...any) {
-	fmt.Fprintf(b.log, format+"\n", args...)
-}
-
-// close stops every process, the servers before the store, and removes the temporary
-// directory.
-func (b *bench) close() error {
-	var errs []error
-	for i := len(b.children) - 1; i >= 0; i-- {
-		errs = append(errs, b.children[i].stop())
-	}
-	b.children = nil
-	errs = append(errs, os.RemoveAll(b.tmp))
-	return errors.Join(errs...)
-}
-
-// start starts a process and takes charge of stopping it.
-func (b *bench) start(name, bin string, args, env []string) (*child, error) {
-	c, err := startChild(name, bin, args, env)
-	if err != nil {
-		return nil, err
-	}
-	b.children = append(b.children, c)
-	return c, nil
-}
-
-// setup builds the binaries and starts the dev store on a fresh data directory.
+// setup builds the binaries and starts, each warmed up with a short load, the dev store
+// on a fresh data directory, seqd with and without coalescing on it, and the bare Echo
+// server. seqd runs at its default log level, info: it logs its start and stop and the
+// requests answered with an error.
 func (b *bench) setup(ctx context.Context) error {
-	b.logf("building seqd, seqload and the dev store in %s", b.tmp)
-	var err error
-	if b.bins, err = build(ctx, b.cfg.root, b.tmp); err != nil {
-		return err
+	b.logf("building seqd, seqload and the dev store")
+	var bins []string
+	for _, pkg := range []string{"./cmd/seqd", "./cmd/seqload", "./cmd/devstore"} {
+		bin, err := proc.Build(ctx, pkg)
+		if err != nil {
+			return err
+		}
+		bins = append(bins, bin)
 	}
-	data := filepath.Join(b.tmp, "store")
-	b.store, err = b.start("devstore", b.bins.devstore, []string{"-listen", "127.0.0.1:0", "-dir", data}, os.Environ())
+	b.seqloadBin = bins[1]
+	data, err := os.MkdirTemp("", "seqbench-store-")
 	if err != nil {
 		return err
 	}
-	var addr string
-	err = b.store.waitUntil(ctx, "listening", func(context.Context) bool {
-		addr = listeningAddr(b.store.stdout.String())
-		return addr != ""
-	})
-	if err != nil {
-		return err
+	if b.store, err = proc.StartDevStore(ctx, bins[2], data, "127.0.0.1:0"); err != nil {
+		return errors.Join(err, os.RemoveAll(data))
 	}
-	b.storeURI = "mongodb://" + addr + "/"
-	b.logf("dev store (FerretDB on SQLite) at %s, data in %s", b.storeURI, data)
-	return nil
-}
-
-// listeningAddr finds the dev store's "listening on ADDR" line.
-func listeningAddr(stdout string) string {
-	for line := range strings.Lines(stdout) {
-		if addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on "); ok {
-			return addr
+	b.servers = append(b.servers, []string{"dev store", "devstore -listen 127.0.0.1:0 -dir " + data})
+	seqdWarmUp := []string{"-target", "seq", "-name", "warmup", "-c", "64", "-n", "1000"} // fills the driver's pool
+	for _, s := range []struct {
+		srv        **server
+		name       string
+		noCoalesce bool
+	}{{&b.seqd, "seqd (coalescing)", false}, {&b.off, "seqd (SEQD_NO_COALESCE=true)", true}} {
+		env := []string{"MONGODB_URI=" + b.store.URI(), "SEQD_DB=seqbench", fmt.Sprintf("SEQD_NO_COALESCE=%t", s.noCoalesce)}
+		seqd, err := proc.StartSeqd(ctx, bins[0], env)
+		if err != nil {
+			return err
+		}
+		if *s.srv, err = b.serve(ctx, s.name, strings.Join(env, " ")+" seqd --addr 127.0.0.1:0", seqd.Process, seqdWarmUp...); err != nil {
+			return err
 		}
 	}
-	return ""
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	bare, err := proc.Start(ctx, exec.Command(self, serveBareFlag), proc.ListeningOn)
+	if err != nil {
+		return fmt.Errorf("%s: %w", bareName, err)
+	}
+	b.bare, err = b.serve(ctx, bareName, "seqbench "+serveBareFlag, bare, "-target", "oid", "-c", "8", "-n", "5000")
+	return err
 }
 
-// server returns the server of that kind, starting it the first time.
-func (b *bench) server(ctx context.Context, kind string) (*server, error) {
-	if s, ok := b.servers[kind]; ok {
-		return s, nil
-	}
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	var proc *child
-	var readyPath string
-	switch kind {
-	case seqdCoalescing, seqdNoCoalescing:
-		env := append(seqdEnviron(os.Environ()),
-			"MONGODB_URI="+b.storeURI, "SEQD_DB="+seqdDB, "SEQD_LOG_LEVEL=warn",
-			fmt.Sprintf("SEQD_NO_COALESCE=%t", kind == seqdNoCoalescing))
-		proc, err = b.start(kind, b.bins.seqd, []string{"--addr", addr}, env)
-		readyPath = "/readyz" // the backend answers too
-	case bareEcho:
-		proc, err = b.start(kind, b.bins.self, []string{serveBareFlag, addr}, os.Environ())
-		readyPath = "/oid"
-	default:
-		return nil, fmt.Errorf("no server %q", kind)
-	}
-	if err != nil {
-		return nil, err
-	}
-	url := "http://" + addr + readyPath
-	if err := proc.waitUntil(ctx, "ready at "+url, func(ctx context.Context) bool { return httpOK(ctx, url) }); err != nil {
-		return nil, err
-	}
-	s := &server{name: kind, addr: addr, proc: proc}
-	b.servers[kind] = s
-	b.logf("%s: %s", kind, proc.commandLine())
-	if _, err := b.seqload(ctx, s, warmUpArgs(kind)); err != nil {
-		return nil, fmt.Errorf("%s: warm-up: %w", kind, err)
+// bareName is the bare Echo server's name in the report.
+const bareName = "bare Echo + driver ObjectId"
+
+// serve takes charge of a started server and warms it up with a short load.
+func (b *bench) serve(ctx context.Context, name, command string, p *proc.Process, warmUp ...string) (*server, error) {
+	s := &server{name: name, url: "http://" + p.Addr(), proc: p}
+	b.servers = append(b.servers, []string{name, command})
+	b.logf("%s at %s: %s", name, s.url, command)
+	if _, err := b.load(ctx, 0, s, warmUp...); err != nil {
+		return s, fmt.Errorf("%s: warm-up: %w", name, err)
 	}
 	return s, nil
 }
 
-// warmUpArgs is a short load, not reported, that a server gets before its first figure:
-// for seqd it also fills the driver's connection pool and creates a counter document.
-func warmUpArgs(kind string) []string {
-	if kind == bareEcho {
-		return []string{"-target", "oid", "-c", "8", "-n", "5000"}
-	}
-	return []string{"-target", "seq", "-name", "warmup", "-c", "64", "-n", "1000"}
-}
-
-// seqdEnviron is env without seqd's settings, so that the caller's shell cannot change
-// what is measured.
-func seqdEnviron(env []string) []string {
-	var out []string
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "SEQD_") && !strings.HasPrefix(kv, "MONGODB_URI=") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-// httpOK reports whether GET url answers 200.
-func httpOK(ctx context.Context, url string) bool {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return false
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
-
-// runFigures sets up and runs the chosen figures. A figure that fails is reported as
-// such and the others still run; the error joins every failure.
-func (b *bench) runFigures(ctx context.Context) (*report, error) {
-	rep := &report{command: b.cfg.command, machine: describeMachine(ctx), duration: b.cfg.duration, started: time.Now()}
-	if err := b.setup(ctx); err != nil {
-		return rep, err
-	}
+// close stops every process, the servers before the store, and removes what setup made.
+func (b *bench) close() error {
 	var errs []error
-	for _, id := range b.cfg.only {
-		f := figureByID(id)
-		b.logf("figure %d: %s", f.id, f.title)
-		res, err := f.run(ctx, b)
-		if err != nil {
-			err = fmt.Errorf("figure %d: %w", f.id, err)
-			errs = append(errs, err)
-			res.rows = append(res.rows, row{figure: fmt.Sprintf("%d. %s", f.id, f.title), seqd: "error: " + clip(err.Error(), 200), met: "no"})
-		}
-		res.id, res.title = f.id, f.title
-		rep.figures = append(rep.figures, res)
-		if ctx.Err() != nil { // interrupted: the figure's error says so
-			break
-		}
-	}
-	rep.runs = b.runs
-	for _, kind := range []string{seqdCoalescing, seqdNoCoalescing, bareEcho} {
-		if s, ok := b.servers[kind]; ok {
-			rep.servers = append(rep.servers, s.name+": `"+s.proc.commandLine()+"`")
+	for _, s := range []*server{b.seqd, b.off, b.bare} {
+		if s != nil {
+			errs = append(errs, s.proc.Stop(context.Background()))
 		}
 	}
 	if b.store != nil {
-		rep.servers = append(rep.servers, "dev store: `"+b.store.commandLine()+"`")
+		errs = append(errs, b.store.Stop(context.Background()), os.RemoveAll(b.store.Dir()))
 	}
-	return rep, errors.Join(errs...)
+	return errors.Join(append(errs, proc.Clean())...)
+}
+
+// loadRun is one seqload run: its summary, the CPU time that seqload, the server and
+// the store used meanwhile, and the change of seqd's counters over it.
+type loadRun struct {
+	loadreport.Summary
+	figure                       int
+	server, args                 string
+	cpuLoad, cpuServer, cpuStore time.Duration
+	counted                      counts // seqd's; zero for the bare server
+}
+
+// counts are what seqd's /metrics counts of its counter writes: writes and the callers
+// they served (seqd_coalesced_batch_callers, count and sum), and duplicate key retries
+// of the optimistic strategy.
+type counts struct{ writes, callers, retries float64 }
+
+func (b *bench) counts(ctx context.Context, srv *server) (counts, error) {
+	if srv.name == bareName {
+		return counts{}, nil
+	}
+	f, err := metrics.Scrape(ctx, http.DefaultClient, srv.url)
+	var c counts
+	c.writes, c.callers, _ = f.Histogram("seqd_coalesced_batch_callers")
+	c.retries, _ = f.Sum("seqd_duplicate_key_retries_total", "strategy", "optimistic")
+	return c, err
+}
+
+// serverCPUPerRequest is the server's CPU time per request of the run.
+func (r loadRun) serverCPUPerRequest() time.Duration {
+	return r.cpuServer / time.Duration(max(r.Requests, 1))
+}
+
+// load runs seqload -json against srv with args (which must bound the run with -d or
+// -n) and, for a figure (not 0, a warm-up), records the run for the report. seqload
+// exits 1 when a check failed; its summary says which, and what that means is the
+// figure's to judge. A run without a summary is an error.
+func (b *bench) load(ctx context.Context, figure int, srv *server, args ...string) (loadRun, error) {
+	run := loadRun{figure: figure, server: srv.name, args: shellJoin(args)}
+	args = append([]string{"-addr", srv.url, "-json", "-progress", "0", "-timeout", "10s"}, args...)
+	b.logf("  seqload %s", shellJoin(args))
+	before, err := b.counts(ctx, srv)
+	if err != nil {
+		return run, err
+	}
+	lctx, cancel := context.WithTimeout(ctx, b.cfg.duration+time.Minute)
+	defer cancel()
+	cmd := proc.Command(lctx, b.seqloadBin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	serverCPU, storeCPU := processCPU(srv.proc.Pid()), processCPU(b.store.Pid())
+	runErr := cmd.Run()
+	run.cpuServer, run.cpuStore = processCPU(srv.proc.Pid())-serverCPU, processCPU(b.store.Pid())-storeCPU
+	if cmd.ProcessState != nil {
+		run.cpuLoad = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	if lctx.Err() != nil {
+		return run, fmt.Errorf("seqload: %w", context.Cause(lctx))
+	}
+	if err := srv.proc.Exited(); err != nil {
+		return run, err
+	}
+	if run.Summary, err = loadreport.Read(stdout.Bytes()); err != nil {
+		return run, fmt.Errorf("seqload %s: %w (exit: %v; stderr: %s)", shellJoin(args), err, runErr, clip(stderr.String(), 500))
+	}
+	after, err := b.counts(ctx, srv)
+	if err != nil {
+		return run, err
+	}
+	run.counted = counts{after.writes - before.writes, after.callers - before.callers, after.retries - before.retries}
+	if figure > 0 {
+		b.runs = append(b.runs, run)
+	}
+	return run, nil
+}
+
+// processCPU is the user plus system CPU time a running process has used, 0 where
+// /proc cannot tell.
+func processCPU(pid int) time.Duration {
+	p, err := procfs.NewProc(pid)
+	st, err2 := p.Stat()
+	if err != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(st.CPUTime() * float64(time.Second))
 }

@@ -1,94 +1,109 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"io"
-	"os/exec"
-	"regexp"
-	"slices"
-	"strconv"
+	"os"
 	"strings"
 	"time"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchmath"
+
+	"github.com/seqd/seqd/internal/proc"
 )
 
-// benchResult is one line of `go test -bench` output.
-type benchResult struct {
-	Name    string             // without the -GOMAXPROCS suffix, e.g. "BenchmarkNew/serial"
-	Procs   int                // GOMAXPROCS, from the suffix; 1 without one
-	N       int64              // iterations
-	NsPerOp float64            // ns/op
-	Metrics map[string]float64 // every "value unit" pair, ns/op and B/op included
-}
+// benchmarks are go test -bench results: each benchmark's median by name, as benchfmt
+// gives it (without "Benchmark", with the -GOMAXPROCS suffix), and by unit as go test
+// prints it ("ns/op").
+type benchmarks map[string]map[string]float64
 
-var procsSuffix = regexp.MustCompile(`-(\d+)$`)
-
-// parseBenchOutput reads the result lines of `go test -bench` output and returns them
-// by name (without the -GOMAXPROCS suffix). Other lines (goos:, PASS, ok …, log output)
-// are skipped. A name seen several times, as with -count, keeps its median result by
-// ns/op: on a shared machine single runs jump between modes.
-func parseBenchOutput(r io.Reader) (map[string]benchResult, error) {
-	all := map[string][]benchResult{}
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 4 || !strings.HasPrefix(fields[0], "Benchmark") {
-			continue
-		}
-		n, err := strconv.ParseInt(fields[1], 10, 64)
-		if err != nil {
-			continue // "BenchmarkX" alone on a line, before its sub-benchmarks' output
-		}
-		res := benchResult{Name: fields[0], Procs: 1, N: n, Metrics: map[string]float64{}}
-		if m := procsSuffix.FindStringSubmatch(fields[0]); m != nil {
-			res.Name = strings.TrimSuffix(fields[0], m[0])
-			res.Procs, _ = strconv.Atoi(m[1])
-		}
-		pairs := fields[2:]
-		if len(pairs)%2 != 0 {
-			return nil, fmt.Errorf("bench line %q: values and units do not pair up", sc.Text())
-		}
-		for i := 0; i < len(pairs); i += 2 {
-			v, err := strconv.ParseFloat(pairs[i], 64)
-			if err != nil {
-				return nil, fmt.Errorf("bench line %q: %w", sc.Text(), err)
-			}
-			res.Metrics[pairs[i+1]] = v
-		}
-		ns, ok := res.Metrics["ns/op"]
-		if !ok {
-			return nil, fmt.Errorf("bench line %q: no ns/op", sc.Text())
-		}
-		res.NsPerOp = ns
-		all[res.Name] = append(all[res.Name], res)
+// goBench runs `go test -run ^$ -bench …` with args in the module root and env on top
+// of seqbench's own environment.
+func (b *bench) goBench(ctx context.Context, env []string, args ...string) (benchmarks, error) {
+	b.logf("  %s go test -run '^$' %s", strings.Join(env, " "), shellJoin(args))
+	root, err := proc.RepoRoot(ctx)
+	if err != nil {
+		return nil, err
 	}
-	out := make(map[string]benchResult, len(all))
-	for name, runs := range all {
-		slices.SortFunc(runs, func(a, b benchResult) int { return cmp.Compare(a.NsPerOp, b.NsPerOp) })
-		out[name] = runs[(len(runs)-1)/2]
-	}
-	return out, sc.Err()
-}
-
-// objectIDBenchArgs is figure 1's command; the table shows each benchmark's median of 5.
-var objectIDBenchArgs = []string{"test", "-run", "^$", "-bench", ".", "-benchmem", "-count", "5", "./objectid/"}
-
-// goBench runs `go args…` in the module root and parses its benchmark lines.
-func (b *bench) goBench(ctx context.Context, args []string) (map[string]benchResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = b.cfg.root
-	cmd.SysProcAttr = sysProcAttr()
-	cmd.Cancel = func() error { return interruptGroup(cmd) }
-	cmd.WaitDelay = 10 * time.Second
+	cmd := proc.Command(ctx, "go", append([]string{"test", "-run", "^$"}, args...)...)
+	cmd.Dir, cmd.Env = root, append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("go %s: %w\n%s%s", strings.Join(args, " "), err, clip(stdout.String(), 2000), clip(stderr.String(), 2000))
+		return nil, fmt.Errorf("%s: %w\n%s%s", "go "+shellJoin(cmd.Args[1:]), err, clip(stdout.String(), 2000), clip(stderr.String(), 2000))
 	}
-	return parseBenchOutput(&stdout)
+	return readBenchmarks(&stdout)
+}
+
+// readBenchmarks reads go test -bench output with golang.org/x/perf/benchfmt and takes
+// the median of each benchmark's runs as benchstat does, with benchmath.
+func readBenchmarks(r io.Reader) (benchmarks, error) {
+	values := map[string]map[string][]float64{}
+	br := benchfmt.NewReader(r, "go test")
+	for br.Scan() {
+		switch rec := br.Result().(type) {
+		case *benchfmt.SyntaxError:
+			return nil, rec
+		case *benchfmt.Result:
+			name := rec.Name.String()
+			if values[name] == nil {
+				values[name] = map[string][]float64{}
+			}
+			for _, v := range rec.Values {
+				if v.OrigUnit != "" { // benchfmt tidies ns/op into sec/op
+					v.Unit, v.Value = v.OrigUnit, v.OrigValue
+				}
+				values[name][v.Unit] = append(values[name][v.Unit], v.Value)
+			}
+		}
+	}
+	out := benchmarks{}
+	for name, units := range values {
+		out[name] = map[string]float64{}
+		for unit, vs := range units {
+			out[name][unit] = benchmath.AssumeNothing.Summary(benchmath.NewSample(vs, &benchmath.DefaultThresholds), 0.95).Center
+		}
+	}
+	return out, br.Err()
+}
+
+// find returns the benchmark called name (without the -GOMAXPROCS suffix) and that
+// suffix.
+func (bs benchmarks) find(name string) (map[string]float64, string, bool) {
+	for full, r := range bs {
+		if base, procs, _ := strings.Cut(full, "-"); base == name { // names here have no other "-"
+			return r, procs, true
+		}
+	}
+	return nil, "", false
+}
+
+var objectIDBench = []string{"-bench", ".", "-benchmem", "-count", "5", "./objectid/"}
+
+func figureObjectID(ctx context.Context, b *bench, res *figureResult) error {
+	res.note("`go test -run '^$' %s`, medians (golang.org/x/perf/benchmath, as benchstat).", shellJoin(objectIDBench))
+	results, err := b.goBench(ctx, nil, objectIDBench...)
+	if err != nil {
+		return err
+	}
+	for _, mode := range []string{"serial", "parallel"} {
+		ours, procs, ok := results.find("New/" + mode)
+		driver, _, ok2 := results.find("DriverNewObjectID/" + mode)
+		if !ok || !ok2 {
+			return fmt.Errorf("no BenchmarkNew/%s or BenchmarkDriverNewObjectID/%s in the output", mode, mode)
+		}
+		res.row(fmt.Sprintf("1. objectid.New, %s (GOMAXPROCS %s)", mode, procs),
+			fmt.Sprintf("%.4g ns/op, %g allocs/op", ours["ns/op"], ours["allocs/op"]),
+			fmt.Sprintf("bson.NewObjectID %.4g ns/op, %g allocs/op", driver["ns/op"], driver["allocs/op"]),
+			fmt.Sprintf("%.2f× (driver ns ÷ ours)", driver["ns/op"]/ours["ns/op"]))
+	}
+	if fill, _, ok := results.find("Fill/10000"); ok {
+		res.row("1. objectid.Fill, 10,000 ids", fmt.Sprintf("%.4g ns/id", fill["ns/id"]), "—", "—")
+	}
+	return nil
 }

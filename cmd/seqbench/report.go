@@ -2,110 +2,109 @@ package main
 
 import (
 	"fmt"
+	"runtime"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
-// report is everything a run prints.
-type report struct {
-	machine  machine
-	command  string // how seqbench was run
-	duration time.Duration
-	started  time.Time
-	figures  []figureResult
-	runs     []loadRun
-	servers  []string // how each server was started
-}
-
-// markdown renders the report: the figures table, notes, every seqload run with the CPU
-// time each process used, and the commands.
-func (r *report) markdown() string {
-	var b strings.Builder
-	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	m := r.machine
-	p("# seqd throughput benchmark")
-	p("")
-	p("Measured %s by `%s` on %d CPUs (%s), %s, %s.",
-		r.started.UTC().Format("2006-01-02 15:04 MST"), r.command, m.cpus, m.cpuModel, m.goVersion, m.os)
-	p("The load tool (seqload), the server and the dev store (FerretDB on SQLite) share these %d CPUs: every figure is for the whole system on one machine, not for seqd alone. Each load runs %s.", m.cpus, r.duration)
-	p("")
-	p("| figure | seqd | anchor | ratio | target | met? |")
-	p("|---|---|---|---|---|---|")
-	for _, f := range r.figures {
+// markdown renders the report: the figures table and notes, every seqload run with the
+// CPU time each process used, and how the servers were started.
+func (b *bench) markdown(started time.Time, figures []figureResult) string {
+	var out strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&out, format+"\n", args...) }
+	p("# seqd throughput benchmark\n")
+	model := "unknown"
+	if info, err := procfs.NewDefaultFS(); err == nil {
+		if cpus, err := info.CPUInfo(); err == nil && len(cpus) > 0 {
+			model = cpus[0].ModelName
+		}
+	}
+	p("Measured %s by `%s` on %d CPUs (%s), %s, %s/%s.", started.UTC().Format("2006-01-02 15:04 MST"), b.cfg.command,
+		runtime.NumCPU(), model, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	p("The load tool (seqload), the server and the dev store (FerretDB on SQLite) share these CPUs: every figure is for the whole system on one machine, not for seqd alone. Each load runs %s. The targets are in the README, next to these figures.\n", b.cfg.duration)
+	p("| figure | seqd | anchor, same run | ratio |")
+	p("|---|---|---|---|")
+	for _, f := range figures {
 		for _, row := range f.rows {
-			p("| %s | %s | %s | %s | %s | %s |", cell(row.figure), cell(row.seqd), cell(row.anchor), cell(row.ratio), cell(row.target), cell(row.met))
+			p("| %s | %s | %s | %s |", cell(row[0]), cell(row[1]), cell(row[2]), cell(row[3]))
 		}
 	}
 	p("")
-	for _, f := range r.figures {
+	for _, f := range figures {
 		for _, n := range f.notes {
 			p("- Figure %d: %s", f.id, n)
 		}
 	}
-
-	if len(r.runs) > 0 {
-		p("")
-		p("## Runs")
-		p("")
-		p("Every seqload run, from its -json summary. CPU is the CPU time, in seconds, that each process used during the run: seqload, the server, the store, and everything else on the machine (other: the machine's busy time less those three; other users' work makes a run noisy). Server CPU/req is the server's CPU time over the requests answered: less sensitive to a busy machine than requests/s.")
-		p("")
-		p("| fig | server | path | c | req/s | values/s | p50 | p99 | failed | duplicates | missing | checks | CPU s load / server / store / other | server CPU/req |")
-		p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-		for _, run := range r.runs {
-			s := run.summary
-			checks := "pass"
-			if !s.Passed {
-				checks = "fail"
-			}
-			failed := fmt.Sprint(s.Failed)
-			if s.Failed > 0 {
-				failed += fmt.Sprintf(" %v", s.Errors)
-			}
-			other := "?"
-			if run.cpuMachine > 0 {
-				other = fmt.Sprintf("%.1f", max(0, (run.cpuMachine-run.cpuLoad-run.cpuServer-run.cpuStore).Seconds()))
-			}
-			perRequest := "?"
-			if d := run.serverCPUPerRequest(); d > 0 {
-				perRequest = formatMicros(d)
-			}
-			p("| %d | %s | `%s` | %d | %s | %s | %s | %s | %s | %d | %d | %s | %.1f / %.1f / %.1f / %s | %s |",
-				run.figure, cell(run.server), s.Path, s.Clients, formatCount(s.RequestsPerS), formatCount(s.ValuesPerS),
-				formatMs(s.LatencyP50Ms), formatMs(s.LatencyP99Ms), cell(failed), s.Duplicates, s.missing(), checks,
-				run.cpuLoad.Seconds(), run.cpuServer.Seconds(), run.cpuStore.Seconds(), other, perRequest)
+	p("\n## Runs\n")
+	p("Every seqload run: `seqload -addr SERVER -json -progress 0 -timeout 10s` and the arguments shown. CPU is the CPU time, in seconds, that seqload, the server and the store used during the run; server CPU/req is the server's over the requests answered, less sensitive to a busy machine than requests/s.\n")
+	p("| fig | server | arguments | req/s | values/s | p50 | p99 | failed | duplicates | missing | checks | CPU s load / server / store | server CPU/req |")
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range b.runs {
+		checks, failed := map[bool]string{true: "pass", false: "fail"}[r.Passed], fmt.Sprint(r.Failed)
+		if r.Failed > 0 {
+			failed += fmt.Sprint(" ", r.Errors)
 		}
+		p("| %d | %s | `%s` | %s | %s | %s | %s | %s | %d | %d | %s | %.1f / %.1f / %.1f | %s |",
+			r.figure, cell(r.server), r.args, formatCount(r.RequestsPerS), formatCount(r.ValuesPerS),
+			formatMs(r.LatencyP50Ms), formatMs(r.LatencyP99Ms), failed, r.Duplicates, r.Missing(), checks,
+			r.cpuLoad.Seconds(), r.cpuServer.Seconds(), r.cpuStore.Seconds(), formatMicros(r.serverCPUPerRequest()))
 	}
-
-	p("")
-	p("## Commands")
-	p("")
-	p("SEQD, SEQD_NO_COALESCE and BARE stand for the servers' addresses:")
-	p("")
-	for _, s := range r.servers {
-		p("- %s", s)
+	p("\n## Servers\n")
+	for _, s := range b.servers {
+		p("- %s: `%s`", s[0], s[1])
 	}
-	for _, f := range r.figures {
-		if len(f.commands) == 0 {
-			continue
-		}
-		p("")
-		p("Figure %d, %s:", f.id, f.title)
-		p("")
-		p("```")
-		for _, c := range f.commands {
-			p("%s", c)
-		}
-		p("```")
-	}
-	return b.String()
+	return out.String()
 }
 
 // cell makes s safe inside a Markdown table cell.
 func cell(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
+	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func formatMs(ms float64) string {
+	if ms < 1 {
+		return fmt.Sprintf("%.0f µs", ms*1000)
+	}
+	return fmt.Sprintf("%.2f ms", ms)
 }
 
 func formatMicros(d time.Duration) string {
 	return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond))
+}
+
+// formatCount writes a rate or a count with thousands separators, or as millions.
+func formatCount(v float64) string {
+	if v >= 10_000_000 {
+		return fmt.Sprintf("%.1fM", v/1e6)
+	}
+	s := strconv.FormatInt(int64(v+0.5), 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// shellJoin writes args as a shell would need them, quoting what needs quoting.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$*?[]{}()<>|&;^#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}
+
+// clip shortens s to about n bytes for a message.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

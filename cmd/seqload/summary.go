@@ -9,74 +9,36 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seqd/seqd/internal/loadreport"
+	"github.com/seqd/seqd/internal/stats"
 	"github.com/seqd/seqd/objectid"
 )
 
-// summary is the report of a run, printed as text or, with -json, as one JSON object.
-// The JSON field names are an interface: bench scripts read them.
+// summary is the report of a run, printed as text or, with -json, as one JSON object
+// (package loadreport: the JSON is an interface that seqbench and scripts read).
 type summary struct {
-	Target       string            `json:"target"` // "oid" or "seq"
-	Path         string            `json:"path"`   // path and query of every request
-	Addrs        []addrSummary     `json:"addrs"`
-	Clients      int               `json:"clients"`
-	Stopped      string            `json:"stopped"` // "duration", "requests", "interrupt" or "max-errors"
-	ElapsedS     float64           `json:"elapsed_s"`
-	Requests     int64             `json:"requests"` // answered or failed; ok + failed
-	OK           int64             `json:"ok"`
-	Failed       int64             `json:"failed"`
-	Values       int64             `json:"values"` // ObjectIds or sequence values received
-	RequestsPerS float64           `json:"requests_per_s"`
-	ValuesPerS   float64           `json:"values_per_s"`
-	LatencyP50Ms float64           `json:"latency_p50_ms"` // of successful requests
-	LatencyP90Ms float64           `json:"latency_p90_ms"`
-	LatencyP99Ms float64           `json:"latency_p99_ms"`
-	LatencyMaxMs float64           `json:"latency_max_ms"`
-	Errors       map[string]int64  `json:"errors"`        // failed requests by HTTP status, "timeout", "transport" or "invalid"
-	ErrorSamples map[string]string `json:"error_samples"` // the first message of each kind
-	Distinct     int64             `json:"distinct"`
-	Duplicates   int64             `json:"duplicates"`       // values received beyond their first copy
-	OrderErrors  int64             `json:"order_violations"` // oid: ids not above the previous id of their client; seq: requests out of real-time order
-	Sequence     *sequenceSummary  `json:"sequence,omitempty"`
-	Passed       bool              `json:"passed"`
-	Failures     []string          `json:"failures"`
+	loadreport.Summary
 
 	// For the text form.
 	elapsed time.Duration
 	latency struct{ p50, p90, p99, max time.Duration }
 }
 
-type addrSummary struct {
-	Addr     string `json:"addr"`
-	Clients  int    `json:"clients"`
-	Requests int64  `json:"requests"`
-	Failed   int64  `json:"failed"`
-	Values   int64  `json:"values"`
-}
-
-type sequenceSummary struct {
-	Name     string `json:"name"`
-	Strategy string `json:"strategy,omitempty"` // as requested; empty when the server chose
-	Min      int64  `json:"min"`
-	Max      int64  `json:"max"`
-	Missing  uint64 `json:"missing"` // values between min and max never received
-}
-
 // summarize counts and verifies what the workers received. It sorts their ObjectIds in place.
 func summarize(cfg config, out outcome) summary {
-	s := summary{
+	s := summary{Summary: loadreport.Summary{
 		Target:       cfg.target,
 		Path:         cfg.path(),
 		Clients:      cfg.clients,
 		Stopped:      out.stopped,
 		ElapsedS:     out.elapsed.Seconds(),
-		elapsed:      out.elapsed,
 		Errors:       map[string]int64{},
 		ErrorSamples: map[string]string{},
 		Failures:     []string{},
-	}
-	byAddr := map[string]*addrSummary{}
+	}, elapsed: out.elapsed}
+	byAddr := map[string]*loadreport.Addr{}
 	for _, a := range cfg.addrs {
-		s.Addrs = append(s.Addrs, addrSummary{Addr: a})
+		s.Addrs = append(s.Addrs, loadreport.Addr{Addr: a})
 	}
 	for i := range s.Addrs {
 		byAddr[s.Addrs[i].Addr] = &s.Addrs[i]
@@ -110,10 +72,10 @@ func summarize(cfg config, out outcome) summary {
 	}
 
 	slices.Sort(latencies)
-	s.latency.p50 = percentile(latencies, 50)
-	s.latency.p90 = percentile(latencies, 90)
-	s.latency.p99 = percentile(latencies, 99)
-	s.latency.max = percentile(latencies, 100)
+	s.latency.p50 = stats.Percentile(latencies, 50)
+	s.latency.p90 = stats.Percentile(latencies, 90)
+	s.latency.p99 = stats.Percentile(latencies, 99)
+	s.latency.max = stats.Percentile(latencies, 100)
 	s.LatencyP50Ms, s.LatencyP90Ms = millis(s.latency.p50), millis(s.latency.p90)
 	s.LatencyP99Ms, s.LatencyMaxMs = millis(s.latency.p99), millis(s.latency.max)
 
@@ -122,7 +84,7 @@ func summarize(cfg config, out outcome) summary {
 		v = verifyObjectIDs(oids)
 	} else {
 		v = verifySequence(out.began, seqs, cfg.expectContiguous, s.Failed)
-		s.Sequence = &sequenceSummary{Name: cfg.name, Strategy: cfg.strategy,
+		s.Sequence = &loadreport.Sequence{Name: cfg.name, Strategy: cfg.strategy,
 			Min: v.sequence.Min, Max: v.sequence.Max, Missing: uint64(v.sequence.Gaps)}
 	}
 	s.Values, s.Distinct, s.Duplicates, s.OrderErrors = v.values, v.distinct, v.duplicates, v.orderViolations

@@ -9,8 +9,8 @@
 //  2. A mongo:8.0 single-node replica set ("rs0") in Docker, through
 //     testcontainers-go. This is tried only if the Docker engine answers within
 //     DockerProbeTimeout; a docker CLI without an engine is skipped quickly.
-//  3. The dev store (package devstore): FerretDB on SQLite, built from
-//     cmd/devstore and run from a temporary directory.
+//  3. The dev store: FerretDB on SQLite, built from cmd/devstore and run from a
+//     temporary directory (internal/proc).
 //
 // A TestMain opens one Backend for the whole package, and tests call Database.
 // Every backend must keep MongoDB's promises for single-document writes. What not
@@ -38,7 +38,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/seqd/seqd/integration/devstore"
+	"github.com/seqd/seqd/internal/proc"
 )
 
 // Kinds of backend.
@@ -225,7 +225,7 @@ func startDocker(ctx context.Context) (*Backend, error) {
 }
 
 func startDevStore(ctx context.Context) (*Backend, error) {
-	bin, err := devstore.Build(ctx)
+	bin, err := proc.Build(ctx, "./cmd/devstore")
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)
 	}
@@ -233,14 +233,14 @@ func startDevStore(ctx context.Context) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)
 	}
-	cleanup := func(ctx context.Context, srv *devstore.Server) error {
+	cleanup := func(ctx context.Context, srv *proc.DevStore) error {
 		var err error
 		if srv != nil {
 			err = srv.Stop(ctx)
 		}
 		return errors.Join(err, os.RemoveAll(dir))
 	}
-	srv, err := devstore.Start(ctx, bin, dir)
+	srv, err := proc.StartDevStore(ctx, bin, dir, "127.0.0.1:0")
 	if err != nil {
 		cleanup(ctx, nil)
 		return nil, fmt.Errorf("backend: %w", err)

@@ -1,6 +1,7 @@
-package main
+package stats
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -15,6 +16,7 @@ func TestPercentile(t *testing.T) {
 		p      float64
 		want   time.Duration
 	}{
+		{hundred, 0, time.Millisecond},
 		{hundred, 50, 50 * time.Millisecond},
 		{hundred, 90, 90 * time.Millisecond},
 		{hundred, 99, 99 * time.Millisecond},
@@ -27,8 +29,14 @@ func TestPercentile(t *testing.T) {
 		{nil, 99, 0},
 	}
 	for _, tt := range tests {
-		if got := percentile(tt.sorted, tt.p); got != tt.want {
+		if got := Percentile(tt.sorted, tt.p); got != tt.want {
 			t.Errorf("p%v of %d latencies = %v, want %v", tt.p, len(tt.sorted), got, tt.want)
 		}
 	}
+}
+
+func ExamplePercentile() {
+	ms := []float64{1.1, 1.2, 1.2, 1.3, 1.4, 1.4, 1.5, 1.9, 2.5, 9.8}
+	fmt.Println(Percentile(ms, 50), Percentile(ms, 90), Percentile(ms, 99))
+	// Output: 1.4 2.5 9.8
 }

@@ -1,8 +1,12 @@
-//go:build integration
-
-// Package proc builds and runs the servers of an integration test (the dev store,
-// seqd) as child processes: start one, wait until it says where it listens, stop it
-// gracefully or kill it like a crash.
+// Package proc runs the programs of this repository as child processes, for the
+// integration tests and for seqbench: build a binary with the go tool, start it, wait
+// until it says where it listens, keep the end of its output for error messages, stop
+// it gracefully or kill it like a crash.
+//
+// No child outlives its parent: on Linux the kernel kills every child when the process
+// that started it dies (Pdeathsig), for example on a test timeout or a killed benchmark.
+// Children run in their own process group, so that a terminal's Ctrl-C reaches the
+// parent alone and the parent stops its children in order.
 package proc
 
 import (
@@ -13,7 +17,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -27,68 +30,12 @@ const (
 	StopTimeout = 10 * time.Second
 )
 
-var builds struct {
-	sync.Mutex
-	bins map[string]string // "dir pkg" -> binary
-	dirs []string
-}
-
-// Build compiles the package pkg of the module in dir (with environment env, nil for
-// the test's own) the first time it is asked in a process, and returns the binary's
-// path. Later calls return the same path; Clean removes the binaries.
-func Build(ctx context.Context, dir, pkg string, env []string) (string, error) {
-	builds.Lock()
-	defer builds.Unlock()
-	key := dir + " " + pkg
-	if bin, ok := builds.bins[key]; ok {
-		return bin, nil
-	}
-	tmp, err := os.MkdirTemp("", "seqd-bin-")
-	if err != nil {
-		return "", fmt.Errorf("proc: build: %w", err)
-	}
-	bin := filepath.Join(tmp, filepath.Base(filepath.Join(dir, pkg)))
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
-	cmd.Dir = dir
-	cmd.Env = env
-	if out, err := cmd.CombinedOutput(); err != nil {
-		os.RemoveAll(tmp)
-		return "", fmt.Errorf("proc: go build %s in %s: %w\n%s", pkg, dir, err, out)
-	}
-	if builds.bins == nil {
-		builds.bins = map[string]string{}
-	}
-	builds.bins[key] = bin
-	builds.dirs = append(builds.dirs, tmp)
-	return bin, nil
-}
-
-// RepoRoot is the directory of the seqd repository these tests belong to.
-func RepoRoot() (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", errors.New("proc: cannot locate the package source")
-	}
-	return filepath.Join(filepath.Dir(file), "..", ".."), nil
-}
-
-// Clean removes the binaries Build made.
-func Clean() error {
-	builds.Lock()
-	defer builds.Unlock()
-	var errs []error
-	for _, d := range builds.dirs {
-		errs = append(errs, os.RemoveAll(d))
-	}
-	builds.bins, builds.dirs = nil, nil
-	return errors.Join(errs...)
-}
-
 // Ready reads one line of a server's standard output and reports the address the
 // server listens on, once a line says so.
 type Ready func(line []byte) (addr string, ok bool)
 
-// A Process is a running server.
+// A Process is a running server. Its one goroutine waits for the process to exit;
+// Stop and Kill end the process, so the goroutine ends with it.
 type Process struct {
 	cmd    *exec.Cmd
 	addr   string
@@ -98,8 +45,8 @@ type Process struct {
 }
 
 // Start runs cmd and returns once ready finds the listening address in its standard
-// output, or fails if the process exits or ctx ends first. The process is killed if
-// the test process dies, so that no server outlives its test run.
+// output, or fails if the process exits or ctx ends first. With a nil ready it returns
+// as soon as the process runs, for servers that do not say where they listen.
 func Start(ctx context.Context, cmd *exec.Cmd, ready Ready) (*Process, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -119,6 +66,9 @@ func Start(ctx context.Context, cmd *exec.Cmd, ready Ready) (*Process, error) {
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
+	if ready == nil {
+		return p, nil
+	}
 	select {
 	case p.addr = <-watch.addr:
 		return p, nil
@@ -145,6 +95,17 @@ func (p *Process) Output() string { return p.output.String() }
 
 // Signal sends sig to the process.
 func (p *Process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
+// Exited returns nil while the process runs, and afterwards an error with its exit
+// status and the end of its output.
+func (p *Process) Exited() error {
+	select {
+	case <-p.done:
+		return fmt.Errorf("%s exited (%v):\n%s", filepath.Base(p.cmd.Path), p.err, p.output)
+	default:
+		return nil
+	}
+}
 
 // Stop sends SIGTERM and waits for the process to exit. If it has not exited when
 // ctx ends (or after StopTimeout, if ctx has no deadline), Stop sends SIGKILL and
@@ -193,6 +154,18 @@ func (p *Process) Wait(ctx context.Context) error {
 	}
 }
 
+// Command is exec.CommandContext for a program that runs to its end, such as a load
+// generator or go test: in its own process group like a server, and, when ctx ends,
+// interrupted (SIGINT to the group, so that it can still report) and killed WaitDelay
+// later.
+func Command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.SysProcAttr = sysProcAttr()
+	cmd.Cancel = func() error { return interruptGroup(cmd) }
+	cmd.WaitDelay = 15 * time.Second
+	return cmd
+}
+
 // readyWatch is a server's standard output: it copies everything to out and
 // reports the address from the first line ready accepts.
 type readyWatch struct {
@@ -205,7 +178,7 @@ type readyWatch struct {
 
 func (w *readyWatch) Write(p []byte) (int, error) {
 	w.out.Write(p)
-	if w.seen {
+	if w.seen || w.ready == nil {
 		return len(p), nil
 	}
 	w.line = append(w.line, p...)

@@ -1,12 +1,10 @@
 //go:build integration
 
-package devstore
+package integration
 
 import (
 	"context"
 	"net"
-	"os"
-	"slices"
 	"testing"
 	"time"
 
@@ -14,44 +12,21 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/seqd/seqd/integration/proc"
+	"github.com/seqd/seqd/internal/proc"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	proc.Clean()
-	os.Exit(code)
-}
-
-func TestListeningOn(t *testing.T) {
-	if addr, ok := listeningOn([]byte("listening on 127.0.0.1:4242")); !ok || addr != "127.0.0.1:4242" {
-		t.Errorf("listeningOn = %q, %v", addr, ok)
-	}
-	if _, ok := listeningOn([]byte("2026/11/21 INFO Listening on TCP 127.0.0.1:4242...")); ok {
-		t.Error("FerretDB's own log line taken for the ready line")
-	}
-}
-
-func TestNestedModuleEnv(t *testing.T) {
-	got := nestedModuleEnv([]string{"HOME=/root", "GOFLAGS=-buildvcs=false -modfile=/x/go.mod -mod=mod -trimpath"})
-	want := []string{"HOME=/root", "GOFLAGS=-buildvcs=false -trimpath"}
-	if !slices.Equal(got, want) {
-		t.Errorf("got %q, want %q", got, want)
-	}
-}
-
-// The life of a server as fault tests use it: start, crash, restart on the same
+// The life of a dev store as the fault tests use it: start, crash, restart on the same
 // address and directory with the data intact, stop.
-func TestServerLifecycle(t *testing.T) {
+func TestDevStoreLifecycle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin, err := Build(ctx)
+	bin, err := proc.Build(ctx, "./cmd/devstore")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 
-	srv, err := Start(ctx, bin, dir)
+	srv, err := proc.StartDevStore(ctx, bin, dir, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +54,7 @@ func TestServerLifecycle(t *testing.T) {
 		t.Errorf("Stop after Kill: %v", err)
 	}
 
-	again, err := StartAt(ctx, bin, dir, srv.Addr())
+	again, err := proc.StartDevStore(ctx, bin, dir, srv.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +66,7 @@ func TestServerLifecycle(t *testing.T) {
 	}
 
 	if err := again.Stop(ctx); err != nil {
-		t.Errorf("Stop: %v\n%s", err, again.Stderr())
+		t.Errorf("Stop: %v\n%s", err, again.Output())
 	}
 	if c, err := net.DialTimeout("tcp", again.Addr(), time.Second); err == nil {
 		c.Close()
@@ -99,16 +74,16 @@ func TestServerLifecycle(t *testing.T) {
 	}
 }
 
-func TestStartFailure(t *testing.T) {
+func TestDevStoreStartFailure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin, err := Build(ctx)
+	bin, err := proc.Build(ctx, "./cmd/devstore")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if srv, err := StartAt(ctx, bin, t.TempDir(), "not-an-address"); err == nil {
+	if srv, err := proc.StartDevStore(ctx, bin, t.TempDir(), "not-an-address"); err == nil {
 		srv.Stop(ctx)
-		t.Fatal("StartAt on a bad address succeeded")
+		t.Fatal("StartDevStore on a bad address succeeded")
 	} else {
 		t.Log(err)
 	}

@@ -1,7 +1,0 @@
-//go:build integration && !linux
-
-package proc
-
-import "syscall"
-
-func sysProcAttr() *syscall.SysProcAttr { return nil }
