@@ -97,6 +97,11 @@ func (o Options) peekOptions() *options.CollectionOptionsBuilder {
 	return o.collectionOptions().SetReadConcern(readconcern.Majority())
 }
 
+// retrier is the retry loop with o's bound and Observer, for strategy.
+func (o Options) retrier(strategy string) retrier {
+	return retrier{max: o.MaxRetries, strategy: strategy, observer: o.Observer}
+}
+
 type nopObserver struct{}
 
 func (nopObserver) Retry(string)     {}

@@ -155,16 +155,6 @@ func TestWrapUnavailable(t *testing.T) {
 	}
 }
 
-func TestBackoffDelay(t *testing.T) {
-	for attempt := range 100 {
-		d := backoffDelay(attempt)
-		top := min(backoffBase<<min(attempt, 30), backoffMax)
-		if d < top/2 || d > top {
-			t.Errorf("attempt %d: delay %v outside [%v, %v]", attempt, d, top/2, top)
-		}
-	}
-}
-
 func expectErr(t *testing.T, what string, err, want error) {
 	t.Helper()
 	if !errors.Is(err, want) {
