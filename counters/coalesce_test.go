@@ -101,7 +101,7 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, f *fakeStore) *harness {
-	h := &harness{t: t, c: newCoalescer(f.reserve, time.Minute, nil), joined: make(chan string, 1)}
+	h := &harness{t: t, c: newCoalescer(f.reserve, nil, Options{WriteTimeout: time.Minute}), joined: make(chan string, 1)}
 	h.c.queued = func(name string) { h.joined <- name }
 	t.Cleanup(func() { h.drained() })
 	return h
@@ -414,7 +414,7 @@ func TestCoalescerDoneContext(t *testing.T) {
 // answers at once, and how many callers a write serves, with 16 callers per CPU.
 func BenchmarkCoalescer(b *testing.B) {
 	f := newFakeStore(false)
-	c := newCoalescer(f.reserve, time.Minute, nil)
+	c := newCoalescer(f.reserve, nil, Options{WriteTimeout: time.Minute})
 	b.ReportAllocs()
 	b.SetParallelism(16)
 	b.RunParallel(func(pb *testing.PB) {
@@ -445,6 +445,53 @@ func TestCoalescerWriteCarriesNoCallerValues(t *testing.T) {
 	}
 	w.release <- nil
 	expectRange(t, <-out, 1, 1)
+}
+
+// TestCoalescerOffWritesAlone: with Options.NoCoalesce every call makes its own
+// write, on its own context, even while another write for the name is in flight,
+// and each counts as a batch of one.
+func TestCoalescerOffWritesAlone(t *testing.T) {
+	f := newFakeStore(true)
+	var mu sync.Mutex
+	var batches [][2]int64
+	c := newCoalescer(f.reserve, func(callers int, values int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		batches = append(batches, [2]int64{int64(callers), values})
+	}, Options{WriteTimeout: time.Minute, NoCoalesce: true})
+	type key struct{}
+	outs := make(chan call, 2)
+	for i := range 2 {
+		ctx := context.WithValue(context.Background(), key{}, i)
+		go func() {
+			r, err := c.do(ctx, "a", 2, nil)
+			outs <- call{r, err}
+		}()
+	}
+	w1, w2 := expectWrite(t, f, 2), expectWrite(t, f, 2) // both in flight at once
+	if w1.ctx.Value(key{}) == nil || w2.ctx.Value(key{}) == nil || w1.ctx.Value(key{}) == w2.ctx.Value(key{}) {
+		t.Errorf("writes ran on %v and %v, want each on its caller's context", w1.ctx.Value(key{}), w2.ctx.Value(key{}))
+	}
+	w1.release <- nil
+	w2.release <- nil
+	var got []Range
+	for range 2 {
+		o := <-outs
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		got = append(got, o.r)
+	}
+	slices.SortFunc(got, func(a, b Range) int { return int(a.First - b.First) })
+	if want := []Range{{1, 2}, {3, 4}}; !slices.Equal(got, want) {
+		t.Errorf("ranges %v, want %v", got, want)
+	}
+	if want := [][2]int64{{1, 2}, {1, 2}}; !slices.Equal(batches, want) {
+		t.Errorf("batches (callers, values) = %v, want %v", batches, want)
+	}
+	if len(c.queues) != 0 {
+		t.Errorf("%d queues left: a call that writes alone must not queue", len(c.queues))
+	}
 }
 
 // TestCoalescerExhaustedNameAnswersAtOnce fills a name while 200 callers wait:

@@ -17,8 +17,7 @@ type Counter struct {
 	coll      *mongo.Collection
 	peek      *mongo.Collection // coll, read with read concern majority
 	retry     retrier
-	observer  Observer
-	coalescer *coalescer // nil with Options.NoCoalesce
+	coalescer *coalescer
 }
 
 var _ Sequencer = (*Counter)(nil)
@@ -27,14 +26,11 @@ var _ Sequencer = (*Counter)(nil)
 func NewCounter(db *mongo.Database, opts Options) *Counter {
 	opts = opts.withDefaults()
 	c := &Counter{
-		coll:     db.Collection(opts.Collection, opts.collectionOptions()),
-		peek:     db.Collection(opts.Collection, opts.peekOptions()),
-		retry:    opts.retrier(StrategyCounter),
-		observer: opts.Observer,
+		coll:  db.Collection(opts.Collection, opts.collectionOptions()),
+		peek:  db.Collection(opts.Collection, opts.peekOptions()),
+		retry: opts.retrier(StrategyCounter),
 	}
-	if !opts.NoCoalesce {
-		c.coalescer = newCoalescer(c.reserveBatch, opts.WriteTimeout, opts.Observer.Batch)
-	}
+	c.coalescer = newCoalescer(c.reserveBatch, opts.Observer.Batch, opts)
 	return c
 }
 
@@ -74,21 +70,10 @@ func (c *Counter) NextN(ctx context.Context, name string, n int64) (Range, error
 	return c.next(ctx, name, n)
 }
 
-// next reserves n values of a valid name, through the coalescer unless it is off.
-//
-// A caller inside a session or transaction writes on its own: its write belongs to
-// its transaction and must not carry other callers' values.
+// next reserves n values of a valid name.
 func (c *Counter) next(ctx context.Context, name string, n int64) (Range, error) {
-	if c.coalescer != nil && mongo.SessionFromContext(ctx) == nil {
-		r, err := c.coalescer.do(ctx, name, n, nil)
-		return r, wrap(err, "next", name)
-	}
-	last, err := c.reserve(ctx, name, n)
-	if err != nil {
-		return Range{}, wrap(err, "next", name)
-	}
-	c.observer.Batch(1, n)
-	return Range{First: last - n + 1, Last: last}, nil
+	r, err := c.coalescer.do(ctx, name, n, nil)
+	return r, wrap(err, "next", name)
 }
 
 // reserve is the round trip behind Next and NextN: it adds n to name's counter and

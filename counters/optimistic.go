@@ -24,7 +24,7 @@ type Optimistic struct {
 	peekOpts  *options.CollectionOptionsBuilder // for Current and List
 	retry     retrier
 	now       func() time.Time
-	coalescer *coalescer // by collection; nil with Options.NoCoalesce
+	coalescer *coalescer // by collection
 }
 
 var _ Sequencer = (*Optimistic)(nil)
@@ -39,9 +39,7 @@ func NewOptimistic(db *mongo.Database, opts Options) *Optimistic {
 		retry:    opts.retrier(StrategyOptimistic),
 		now:      time.Now,
 	}
-	if !opts.NoCoalesce {
-		o.coalescer = newCoalescer(o.insertBatch, opts.WriteTimeout, nil)
-	}
+	o.coalescer = newCoalescer(o.insertBatch, nil, opts)
 	return o
 }
 
@@ -97,22 +95,10 @@ func documentElements(doc any) ([]bson.RawElement, error) {
 	return bson.Raw(raw).Elements()
 }
 
-// insert inserts doc(max+1) into coll, through the coalescer unless it is off, and
-// returns the _id it got.
-//
-// A caller inside a session or transaction inserts on its own: its insert belongs
-// to its transaction and must not carry other callers' documents.
+// insert inserts doc(max+1) into coll and returns the _id it got.
 func (o *Optimistic) insert(ctx context.Context, coll string, doc func(id int64) any) (int64, error) {
-	if o.coalescer != nil && mongo.SessionFromContext(ctx) == nil {
-		r, err := o.coalescer.do(ctx, coll, 1, doc)
-		return r.Last, err
-	}
-	id, _, err := o.insertBatch(ctx, coll, 1, func(_ int, id int64) any { return doc(id) })
-	var de *docError
-	if errors.As(err, &de) {
-		err = de.err
-	}
-	return id, err
+	r, err := o.coalescer.do(ctx, coll, 1, doc)
+	return r.Last, err
 }
 
 // insertBatch is the optimistic loop for n documents, the batch of callers queued
