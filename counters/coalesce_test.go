@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 // fakeWrite is one write that the fake store holds until the test releases it.
@@ -492,6 +494,29 @@ func TestCoalescerOffWritesAlone(t *testing.T) {
 	if len(c.queues) != 0 {
 		t.Errorf("%d queues left: a call that writes alone must not queue", len(c.queues))
 	}
+}
+
+// TestCoalescerSessionWritesAlone: a caller inside a session makes its own write,
+// in its session, so that a transaction holds its values and no one else's.
+func TestCoalescerSessionWritesAlone(t *testing.T) {
+	f := newFakeStore(true)
+	h := newHarness(t, f)
+	sess, err := offline(t).Client().StartSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.EndSession(context.Background())
+	out := make(chan call, 1)
+	go func() {
+		r, err := h.c.do(mongo.NewSessionContext(context.Background(), sess), "a", 1, nil)
+		out <- call{r, err}
+	}()
+	w := expectWrite(t, f, 1)
+	if mongo.SessionFromContext(w.ctx) != sess {
+		t.Error("the session caller's write does not run in its session")
+	}
+	w.release <- nil
+	expectRange(t, <-out, 1, 1)
 }
 
 // TestCoalescerExhaustedNameAnswersAtOnce fills a name while 200 callers wait:
