@@ -44,7 +44,7 @@ type coalescer struct {
 	reserve reserveFunc
 	timeout time.Duration // deadline for a batch with a caller that has none
 	off     bool          // every call writes alone (Options.NoCoalesce)
-	batched func(callers int, values int64)
+	batched func(callers int)
 
 	mu     sync.Mutex
 	queues map[string]*queue
@@ -57,7 +57,7 @@ type coalescer struct {
 
 // newCoalescer returns a coalescer over reserve that tells batched, if not nil,
 // about every write that served callers. opts must have its defaults.
-func newCoalescer(reserve reserveFunc, batched func(int, int64), opts Options) *coalescer {
+func newCoalescer(reserve reserveFunc, batched func(callers int), opts Options) *coalescer {
 	return &coalescer{
 		reserve: reserve,
 		timeout: opts.WriteTimeout,
@@ -199,7 +199,7 @@ func (c *coalescer) single(first, n int64, err error) (Range, error) {
 		return Range{}, err
 	}
 	if c.batched != nil {
-		c.batched(1, n)
+		c.batched(1)
 	}
 	return Range{First: first, Last: first + n - 1}, nil
 }
@@ -360,7 +360,7 @@ func (c *coalescer) write(name string, q *queue, b *batch) {
 		served++
 	}
 	if served > 0 && c.batched != nil {
-		c.batched(served, values)
+		c.batched(served)
 	}
 	for _, w := range b.waiters[:served] {
 		w.done <- outcome{r: Range{First: first, Last: first + w.n - 1}}

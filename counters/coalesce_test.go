@@ -150,8 +150,8 @@ func expectRange(t *testing.T, got call, first, last int64) {
 func TestCoalescerBatchesInArrivalOrder(t *testing.T) {
 	f := newFakeStore(true)
 	h := newHarness(t, f)
-	var batches [][2]int64
-	h.c.batched = func(callers int, values int64) { batches = append(batches, [2]int64{int64(callers), values}) }
+	var batches []int
+	h.c.batched = func(callers int) { batches = append(batches, callers) }
 	ctx := context.Background()
 
 	first := h.start(ctx, "a", 1)
@@ -175,8 +175,8 @@ func TestCoalescerBatchesInArrivalOrder(t *testing.T) {
 		expectRange(t, <-out, next, next+n-1)
 		next += n
 	}
-	if want := [][2]int64{{1, 1}, {callers, sum}}; !slices.Equal(batches, want) {
-		t.Errorf("batches (callers, values) = %v, want %v", batches, want)
+	if want := []int{1, callers}; !slices.Equal(batches, want) {
+		t.Errorf("callers per batch = %v, want %v", batches, want)
 	}
 }
 
@@ -455,11 +455,11 @@ func TestCoalescerWriteCarriesNoCallerValues(t *testing.T) {
 func TestCoalescerOffWritesAlone(t *testing.T) {
 	f := newFakeStore(true)
 	var mu sync.Mutex
-	var batches [][2]int64
-	c := newCoalescer(f.reserve, func(callers int, values int64) {
+	var batches []int
+	c := newCoalescer(f.reserve, func(callers int) {
 		mu.Lock()
 		defer mu.Unlock()
-		batches = append(batches, [2]int64{int64(callers), values})
+		batches = append(batches, callers)
 	}, Options{WriteTimeout: time.Minute, NoCoalesce: true})
 	type key struct{}
 	outs := make(chan call, 2)
@@ -488,8 +488,8 @@ func TestCoalescerOffWritesAlone(t *testing.T) {
 	if want := []Range{{1, 2}, {3, 4}}; !slices.Equal(got, want) {
 		t.Errorf("ranges %v, want %v", got, want)
 	}
-	if want := [][2]int64{{1, 2}, {1, 2}}; !slices.Equal(batches, want) {
-		t.Errorf("batches (callers, values) = %v, want %v", batches, want)
+	if want := []int{1, 1}; !slices.Equal(batches, want) {
+		t.Errorf("callers per batch = %v, want %v", batches, want)
 	}
 	if len(c.queues) != 0 {
 		t.Errorf("%d queues left: a call that writes alone must not queue", len(c.queues))

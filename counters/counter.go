@@ -22,12 +22,13 @@ type Counter struct {
 
 var _ Sequencer = (*Counter)(nil)
 
-// NewCounter returns a Counter that keeps its documents in db.
+// NewCounter returns a Counter that keeps its documents in db's collection
+// CounterCollection.
 func NewCounter(db *mongo.Database, opts Options) *Counter {
 	opts = opts.withDefaults()
 	c := &Counter{
-		coll:  db.Collection(opts.Collection, opts.collectionOptions()),
-		peek:  db.Collection(opts.Collection, opts.peekOptions()),
+		coll:  db.Collection(CounterCollection, opts.collectionOptions()),
+		peek:  db.Collection(CounterCollection, opts.peekOptions()),
 		retry: opts.retrier(StrategyCounter),
 	}
 	c.coalescer = newCoalescer(c.reserveBatch, opts.Observer.Batch, opts)

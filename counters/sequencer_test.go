@@ -61,9 +61,15 @@ func offline(t *testing.T) *mongo.Database {
 	return client.Database("offline")
 }
 
+// sequencer is what both strategies have: Sequencer, and Next for one value.
+type sequencer interface {
+	Sequencer
+	Next(ctx context.Context, name string) (int64, error)
+}
+
 // sequencers returns every strategy and mode, by name, over db.
-func sequencers(db *mongo.Database) map[string]Sequencer {
-	return map[string]Sequencer{
+func sequencers(db *mongo.Database) map[string]sequencer {
+	return map[string]sequencer{
 		"counter":            NewCounter(db, Options{}),
 		"counter-nocoalesce": NewCounter(db, Options{NoCoalesce: true}),
 		"optimistic":         NewOptimistic(db, Options{}),

@@ -129,14 +129,6 @@ func (f *fakeSequencer) begin(ctx context.Context, c call) error {
 
 func (f *fakeSequencer) Strategy() string { return f.strategy }
 
-func (f *fakeSequencer) Next(ctx context.Context, name string) (int64, error) {
-	if err := f.begin(ctx, call{op: "next", name: name, n: 1}); err != nil {
-		return 0, err
-	}
-	r, err := f.reserve(name, 1)
-	return r.First, err
-}
-
 func (f *fakeSequencer) NextN(ctx context.Context, name string, n int64) (counters.Range, error) {
 	if err := f.begin(ctx, call{op: "nextN", name: name, n: n}); err != nil {
 		return counters.Range{}, err

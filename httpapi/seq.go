@@ -99,13 +99,7 @@ func nextValues(seqs sequencers, m *Metrics) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		var r counters.Range
-		if n == 1 {
-			r.First, err = seq.Next(c.Request().Context(), name)
-			r.Last = r.First
-		} else {
-			r, err = seq.NextN(c.Request().Context(), name, n)
-		}
+		r, err := seq.NextN(c.Request().Context(), name, n)
 		if err != nil {
 			return err
 		}
