@@ -65,7 +65,8 @@ func TestNext(t *testing.T) {
 }
 
 func TestNextDefaultStrategy(t *testing.T) {
-	s := newServer(t, func(c *httpapi.Config) { c.DefaultStrategy = counters.StrategyOptimistic })
+	// Optimistic first: the first sequencer serves requests that name no strategy.
+	s := newServer(t, func(c *httpapi.Config) { slices.Reverse(c.Sequencers) })
 	got := decode[nextResponse](t, s.get(t, "/seq/a/next"), http.StatusOK)
 	if got != (nextResponse{"a", 1, 1, 1, "optimistic"}) {
 		t.Errorf("default optimistic: got %+v", got)

@@ -73,9 +73,9 @@ func (m *memSequencer) List(context.Context) ([]counters.Sequence, error) { retu
 func newSeqdHandler(tb testing.TB) http.Handler {
 	tb.Helper()
 	h, err := httpapi.New(httpapi.Config{
-		Sequencers: map[string]counters.Sequencer{
-			counters.StrategyCounter:    newMemSequencer(counters.StrategyCounter),
-			counters.StrategyOptimistic: newMemSequencer(counters.StrategyOptimistic),
+		Sequencers: []counters.Sequencer{
+			newMemSequencer(counters.StrategyCounter),
+			newMemSequencer(counters.StrategyOptimistic),
 		},
 		Ping:   func(context.Context) error { return nil },
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn})),
