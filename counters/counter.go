@@ -53,10 +53,7 @@ func (c *Counter) Strategy() string { return StrategyCounter }
 
 // Next reserves the next value of name.
 func (c *Counter) Next(ctx context.Context, name string) (int64, error) {
-	if !ValidName(name) {
-		return 0, invalidName("next", name)
-	}
-	r, err := c.next(ctx, name, 1)
+	r, err := c.NextN(ctx, name, 1)
 	return r.Last, err
 }
 
@@ -68,11 +65,6 @@ func (c *Counter) NextN(ctx context.Context, name string, n int64) (Range, error
 	if n < 1 {
 		return Range{}, fmt.Errorf("counters: next %d of %q: %w", n, name, ErrInvalidCount)
 	}
-	return c.next(ctx, name, n)
-}
-
-// next reserves n values of a valid name.
-func (c *Counter) next(ctx context.Context, name string, n int64) (Range, error) {
 	r, err := c.coalescer.do(ctx, name, n, nil)
 	return r, wrap(err, "next", name)
 }
@@ -205,11 +197,8 @@ func cut(s string, n int) string {
 // races with Next. The document from before the update shows whether the call
 // asked to move backwards. With force it is a plain $set.
 func (c *Counter) Set(ctx context.Context, name string, value int64, force bool) error {
-	if !ValidName(name) {
-		return invalidName("set", name)
-	}
-	if value < 0 {
-		return fmt.Errorf("counters: set %q to %d: %w", name, value, ErrInvalidValue)
+	if err := checkSet(name, value); err != nil {
+		return err
 	}
 	return wrap(c.set(ctx, name, value, force), "set", name)
 }

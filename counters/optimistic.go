@@ -251,11 +251,8 @@ func (o *Optimistic) Current(ctx context.Context, name string) (int64, error) {
 // force deletes the ledger entries above value, so the ledger no longer records
 // that those values were issued, and they will be issued again.
 func (o *Optimistic) Set(ctx context.Context, name string, value int64, force bool) error {
-	if !ValidName(name) {
-		return invalidName("set", name)
-	}
-	if value < 0 {
-		return fmt.Errorf("counters: set %q to %d: %w", name, value, ErrInvalidValue)
+	if err := checkSet(name, value); err != nil {
+		return err
 	}
 	return wrap(o.set(ctx, name, value, force), "set", name)
 }
