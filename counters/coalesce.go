@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 // A reserveFunc reserves n values of name in one round trip and returns the values
@@ -30,7 +32,9 @@ func (e *docError) Unwrap() error { return e.err }
 
 // A coalescer merges concurrent reservations for the same name into one write at a
 // time. The package comment describes its behaviour. It is separate from Counter and
-// Optimistic, which both use it, so that tests can give it a fake reserveFunc.
+// Optimistic, which both use it, so that tests can give it a fake reserveFunc. It is
+// also their one way to the reserveFunc when a call writes alone: with
+// Options.NoCoalesce, or inside a session.
 //
 // Each name with callers pending or in flight has a queue and one flusher
 // goroutine. The flusher runs the writes one after another and exits when the
@@ -39,7 +43,8 @@ func (e *docError) Unwrap() error { return e.err }
 type coalescer struct {
 	reserve reserveFunc
 	timeout time.Duration // deadline for a batch with a caller that has none
-	batched func(callers int, values int64)
+	off     bool          // every call writes alone (Options.NoCoalesce)
+	batched func(callers int)
 
 	mu     sync.Mutex
 	queues map[string]*queue
@@ -50,10 +55,13 @@ type coalescer struct {
 	queued func(name string)
 }
 
-func newCoalescer(reserve reserveFunc, timeout time.Duration, batched func(int, int64)) *coalescer {
+// newCoalescer returns a coalescer over reserve that tells batched, if not nil,
+// about every write that served callers. opts must have its defaults.
+func newCoalescer(reserve reserveFunc, batched func(callers int), opts Options) *coalescer {
 	return &coalescer{
 		reserve: reserve,
-		timeout: timeout,
+		timeout: opts.WriteTimeout,
+		off:     opts.NoCoalesce,
 		batched: batched,
 		queues:  make(map[string]*queue),
 	}
@@ -96,11 +104,18 @@ type batch struct {
 
 // do reserves n values of name, sharing a write with concurrent callers. doc, when
 // not nil, makes the caller's document for its value; see reserveFunc.
+//
+// A caller inside a session or transaction writes alone, on its own context: its
+// write belongs to its transaction and must not carry other callers' values.
 func (c *coalescer) do(ctx context.Context, name string, n int64, doc func(id int64) any) (Range, error) {
+	w := &waiter{ctx: ctx, n: n, doc: doc, done: make(chan outcome, 1)}
+	if c.off || mongo.SessionFromContext(ctx) != nil {
+		first, _, err := c.reserve(ctx, name, n, builder([]*waiter{w}))
+		return c.single(first, n, err)
+	}
 	if err := ctx.Err(); err != nil {
 		return Range{}, err
 	}
-	w := &waiter{ctx: ctx, n: n, doc: doc, done: make(chan outcome, 1)}
 	c.mu.Lock()
 	q, ok := c.queues[name]
 	if !ok {
@@ -153,8 +168,6 @@ func (c *coalescer) lead(ctx context.Context, name string, q *queue, w *waiter) 
 	}
 	wctx, cancel := context.WithDeadline(context.Background(), deadline)
 	stop := context.AfterFunc(ctx, cancel)
-	// One caller asks for n values and gets all n: only Optimistic writes can come
-	// up short, and its callers ask for one.
 	first, _, err := c.reserve(wctx, name, w.n, builder([]*waiter{w}))
 	stop()
 	cancel()
@@ -169,19 +182,26 @@ func (c *coalescer) lead(ctx context.Context, name string, q *queue, w *waiter) 
 	}
 	c.mu.Unlock()
 
+	if err != nil && ctx.Err() != nil {
+		return Range{}, ctx.Err()
+	}
+	return c.single(first, w.n, err)
+}
+
+// single answers a caller whose write served it alone: n values from first, or
+// err. One caller asks for n values and gets all n: only Optimistic writes can come
+// up short, and its callers ask for one.
+func (c *coalescer) single(first, n int64, err error) (Range, error) {
 	if err != nil {
-		if ctx.Err() != nil {
-			return Range{}, ctx.Err()
-		}
 		if de, ok := err.(*docError); ok {
 			err = de.err
 		}
 		return Range{}, err
 	}
 	if c.batched != nil {
-		c.batched(1, w.n)
+		c.batched(1)
 	}
-	return Range{First: first, Last: first + w.n - 1}, nil
+	return Range{First: first, Last: first + n - 1}, nil
 }
 
 // builder returns the reserveFunc's build for a batch of waiters, or nil if they
@@ -340,7 +360,7 @@ func (c *coalescer) write(name string, q *queue, b *batch) {
 		served++
 	}
 	if served > 0 && c.batched != nil {
-		c.batched(served, values)
+		c.batched(served)
 	}
 	for _, w := range b.waiters[:served] {
 		w.done <- outcome{r: Range{First: first, Last: first + w.n - 1}}

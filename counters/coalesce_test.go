@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 // fakeWrite is one write that the fake store holds until the test releases it.
@@ -101,7 +103,7 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, f *fakeStore) *harness {
-	h := &harness{t: t, c: newCoalescer(f.reserve, time.Minute, nil), joined: make(chan string, 1)}
+	h := &harness{t: t, c: newCoalescer(f.reserve, nil, Options{WriteTimeout: time.Minute}), joined: make(chan string, 1)}
 	h.c.queued = func(name string) { h.joined <- name }
 	t.Cleanup(func() { h.drained() })
 	return h
@@ -148,8 +150,8 @@ func expectRange(t *testing.T, got call, first, last int64) {
 func TestCoalescerBatchesInArrivalOrder(t *testing.T) {
 	f := newFakeStore(true)
 	h := newHarness(t, f)
-	var batches [][2]int64
-	h.c.batched = func(callers int, values int64) { batches = append(batches, [2]int64{int64(callers), values}) }
+	var batches []int
+	h.c.batched = func(callers int) { batches = append(batches, callers) }
 	ctx := context.Background()
 
 	first := h.start(ctx, "a", 1)
@@ -173,8 +175,8 @@ func TestCoalescerBatchesInArrivalOrder(t *testing.T) {
 		expectRange(t, <-out, next, next+n-1)
 		next += n
 	}
-	if want := [][2]int64{{1, 1}, {callers, sum}}; !slices.Equal(batches, want) {
-		t.Errorf("batches (callers, values) = %v, want %v", batches, want)
+	if want := []int{1, callers}; !slices.Equal(batches, want) {
+		t.Errorf("callers per batch = %v, want %v", batches, want)
 	}
 }
 
@@ -414,7 +416,7 @@ func TestCoalescerDoneContext(t *testing.T) {
 // answers at once, and how many callers a write serves, with 16 callers per CPU.
 func BenchmarkCoalescer(b *testing.B) {
 	f := newFakeStore(false)
-	c := newCoalescer(f.reserve, time.Minute, nil)
+	c := newCoalescer(f.reserve, nil, Options{WriteTimeout: time.Minute})
 	b.ReportAllocs()
 	b.SetParallelism(16)
 	b.RunParallel(func(pb *testing.PB) {
@@ -442,6 +444,76 @@ func TestCoalescerWriteCarriesNoCallerValues(t *testing.T) {
 	w := expectWrite(t, f, 1)
 	if v := w.ctx.Value(key{}); v != nil {
 		t.Errorf("the batch write sees the caller's value %v", v)
+	}
+	w.release <- nil
+	expectRange(t, <-out, 1, 1)
+}
+
+// TestCoalescerOffWritesAlone: with Options.NoCoalesce every call makes its own
+// write, on its own context, even while another write for the name is in flight,
+// and each counts as a batch of one.
+func TestCoalescerOffWritesAlone(t *testing.T) {
+	f := newFakeStore(true)
+	var mu sync.Mutex
+	var batches []int
+	c := newCoalescer(f.reserve, func(callers int) {
+		mu.Lock()
+		defer mu.Unlock()
+		batches = append(batches, callers)
+	}, Options{WriteTimeout: time.Minute, NoCoalesce: true})
+	type key struct{}
+	outs := make(chan call, 2)
+	for i := range 2 {
+		ctx := context.WithValue(context.Background(), key{}, i)
+		go func() {
+			r, err := c.do(ctx, "a", 2, nil)
+			outs <- call{r, err}
+		}()
+	}
+	w1, w2 := expectWrite(t, f, 2), expectWrite(t, f, 2) // both in flight at once
+	if w1.ctx.Value(key{}) == nil || w2.ctx.Value(key{}) == nil || w1.ctx.Value(key{}) == w2.ctx.Value(key{}) {
+		t.Errorf("writes ran on %v and %v, want each on its caller's context", w1.ctx.Value(key{}), w2.ctx.Value(key{}))
+	}
+	w1.release <- nil
+	w2.release <- nil
+	var got []Range
+	for range 2 {
+		o := <-outs
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		got = append(got, o.r)
+	}
+	slices.SortFunc(got, func(a, b Range) int { return int(a.First - b.First) })
+	if want := []Range{{1, 2}, {3, 4}}; !slices.Equal(got, want) {
+		t.Errorf("ranges %v, want %v", got, want)
+	}
+	if want := []int{1, 1}; !slices.Equal(batches, want) {
+		t.Errorf("callers per batch = %v, want %v", batches, want)
+	}
+	if len(c.queues) != 0 {
+		t.Errorf("%d queues left: a call that writes alone must not queue", len(c.queues))
+	}
+}
+
+// TestCoalescerSessionWritesAlone: a caller inside a session makes its own write,
+// in its session, so that a transaction holds its values and no one else's.
+func TestCoalescerSessionWritesAlone(t *testing.T) {
+	f := newFakeStore(true)
+	h := newHarness(t, f)
+	sess, err := offline(t).Client().StartSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.EndSession(context.Background())
+	out := make(chan call, 1)
+	go func() {
+		r, err := h.c.do(mongo.NewSessionContext(context.Background(), sess), "a", 1, nil)
+		out <- call{r, err}
+	}()
+	w := expectWrite(t, f, 1)
+	if mongo.SessionFromContext(w.ctx) != sess {
+		t.Error("the session caller's write does not run in its session")
 	}
 	w.release <- nil
 	expectRange(t, <-out, 1, 1)

@@ -14,27 +14,24 @@ import (
 // Counter is the "counter" strategy: one document {_id: name, seq: last} per
 // sequence, advanced by an atomic $inc. See the package comment.
 type Counter struct {
-	coll       *mongo.Collection
-	peek       *mongo.Collection // coll, read with read concern majority
-	maxRetries int
-	observer   Observer
-	coalescer  *coalescer // nil with Options.NoCoalesce
+	coll      *mongo.Collection
+	peek      *mongo.Collection // coll, read with read concern majority
+	retry     retrier
+	coalescer *coalescer
 }
 
 var _ Sequencer = (*Counter)(nil)
 
-// NewCounter returns a Counter that keeps its documents in db.
+// NewCounter returns a Counter that keeps its documents in db's collection
+// CounterCollection.
 func NewCounter(db *mongo.Database, opts Options) *Counter {
 	opts = opts.withDefaults()
 	c := &Counter{
-		coll:       db.Collection(opts.Collection, opts.collectionOptions()),
-		peek:       db.Collection(opts.Collection, opts.peekOptions()),
-		maxRetries: opts.MaxRetries,
-		observer:   opts.Observer,
+		coll:  db.Collection(CounterCollection, opts.collectionOptions()),
+		peek:  db.Collection(CounterCollection, opts.peekOptions()),
+		retry: opts.retrier(StrategyCounter),
 	}
-	if !opts.NoCoalesce {
-		c.coalescer = newCoalescer(c.reserveBatch, opts.WriteTimeout, opts.Observer.Batch)
-	}
+	c.coalescer = newCoalescer(c.reserveBatch, opts.Observer.Batch, opts)
 	return c
 }
 
@@ -56,10 +53,7 @@ func (c *Counter) Strategy() string { return StrategyCounter }
 
 // Next reserves the next value of name.
 func (c *Counter) Next(ctx context.Context, name string) (int64, error) {
-	if !ValidName(name) {
-		return 0, invalidName("next", name)
-	}
-	r, err := c.next(ctx, name, 1)
+	r, err := c.NextN(ctx, name, 1)
 	return r.Last, err
 }
 
@@ -71,24 +65,8 @@ func (c *Counter) NextN(ctx context.Context, name string, n int64) (Range, error
 	if n < 1 {
 		return Range{}, fmt.Errorf("counters: next %d of %q: %w", n, name, ErrInvalidCount)
 	}
-	return c.next(ctx, name, n)
-}
-
-// next reserves n values of a valid name, through the coalescer unless it is off.
-//
-// A caller inside a session or transaction writes on its own: its write belongs to
-// its transaction and must not carry other callers' values.
-func (c *Counter) next(ctx context.Context, name string, n int64) (Range, error) {
-	if c.coalescer != nil && mongo.SessionFromContext(ctx) == nil {
-		r, err := c.coalescer.do(ctx, name, n, nil)
-		return r, wrap(err, "next", name)
-	}
-	last, err := c.reserve(ctx, name, n)
-	if err != nil {
-		return Range{}, wrap(err, "next", name)
-	}
-	c.observer.Batch(1, n)
-	return Range{First: last - n + 1, Last: last}, nil
+	r, err := c.coalescer.do(ctx, name, n, nil)
+	return r, wrap(err, "next", name)
 }
 
 // reserve is the round trip behind Next and NextN: it adds n to name's counter and
@@ -97,14 +75,11 @@ func (c *Counter) next(ctx context.Context, name string, n int64) (Range, error)
 func (c *Counter) reserve(ctx context.Context, name string, n int64) (int64, error) {
 	filter := counterFilter(name, math.MaxInt64-n)
 	update := bson.D{{Key: "$inc", Value: bson.D{{Key: "seq", Value: n}}}}
-	for attempt := 0; ; attempt++ {
-		var doc counterDoc
+	var doc counterDoc
+	err := c.retry.do(ctx, func() (bool, error) {
 		err := c.coll.FindOneAndUpdate(ctx, filter, update, reserveOptions).Decode(&doc)
-		if err == nil {
-			return doc.Seq, nil
-		}
 		if !mongo.IsDuplicateKeyError(err) {
-			return 0, err
+			return false, err
 		}
 		// The upsert collided with an existing document. Either a concurrent first
 		// call created it, or it holds too large a value for the filter to match.
@@ -112,18 +87,16 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (int64, err
 		cur, err := readCounter(ctx, c.coll, name)
 		switch {
 		case err == nil && cur > math.MaxInt64-n:
-			return 0, fmt.Errorf("%w: at %d, %d requested", ErrExhausted, cur, n)
+			return false, fmt.Errorf("%w: at %d, %d requested", ErrExhausted, cur, n)
 		case err != nil && !errors.Is(err, ErrNotFound):
-			return 0, err
+			return false, err
 		}
-		if attempt >= c.maxRetries {
-			return 0, fmt.Errorf("%w: %d duplicate key retries", ErrContention, attempt)
-		}
-		c.observer.Retry(StrategyCounter)
-		if err := backoff(ctx, attempt); err != nil {
-			return 0, err
-		}
+		return true, nil
+	})
+	if err != nil {
+		return 0, err
 	}
+	return doc.Seq, nil
 }
 
 // reserveBatch is reserve as the coalescer calls it. A counter always gets all n.
@@ -224,18 +197,15 @@ func cut(s string, n int) string {
 // races with Next. The document from before the update shows whether the call
 // asked to move backwards. With force it is a plain $set.
 func (c *Counter) Set(ctx context.Context, name string, value int64, force bool) error {
-	if !ValidName(name) {
-		return invalidName("set", name)
-	}
-	if value < 0 {
-		return fmt.Errorf("counters: set %q to %d: %w", name, value, ErrInvalidValue)
+	if err := checkSet(name, value); err != nil {
+		return err
 	}
 	return wrap(c.set(ctx, name, value, force), "set", name)
 }
 
 func (c *Counter) set(ctx context.Context, name string, value int64, force bool) error {
 	filter := counterFilter(name, math.MaxInt64)
-	for attempt := 0; ; attempt++ {
+	return c.retry.do(ctx, func() (bool, error) {
 		var err error
 		if force {
 			update := bson.D{{Key: "$set", Value: bson.D{{Key: "seq", Value: value}}}}
@@ -246,28 +216,22 @@ func (c *Counter) set(ctx context.Context, name string, value int64, force bool)
 			err = c.coll.FindOneAndUpdate(ctx, filter, update, raiseOptions).Decode(&before)
 			switch {
 			case errors.Is(err, mongo.ErrNoDocuments):
-				return nil // the upsert created the document
+				return false, nil // the upsert created the document
 			case err == nil && before.Seq > value:
-				return fmt.Errorf("%w: at %d, asked for %d", ErrBackwards, before.Seq, value)
+				return false, fmt.Errorf("%w: at %d, asked for %d", ErrBackwards, before.Seq, value)
 			}
 		}
 		if !mongo.IsDuplicateKeyError(err) {
-			return err
+			return false, err
 		}
 		// Either the document is one the filter refuses, or a concurrent call
 		// created it. mongod retries such an upsert itself, but not every server
 		// does.
 		if _, err := readCounter(ctx, c.coll, name); errors.Is(err, ErrInvalidCounter) {
-			return err
+			return false, err
 		}
-		if attempt >= c.maxRetries {
-			return fmt.Errorf("%w: %d duplicate key retries", ErrContention, attempt)
-		}
-		c.observer.Retry(StrategyCounter)
-		if err := backoff(ctx, attempt); err != nil {
-			return err
-		}
-	}
+		return true, nil
+	})
 }
 
 // List returns every counter, ordered by name.

@@ -1,8 +1,52 @@
 // Package counters hands out monotonic integer sequences stored in MongoDB, for
 // applications that want small ordered keys rather than ObjectIds.
 //
-// Two strategies implement Sequencer. They keep different records, so they suit
-// different loads.
+// # Use
+//
+// Build one value per strategy and database, and share it in the process: calls for
+// one name are then coalesced into one write at a time. Both strategies take the
+// same Options, and every field may be left zero; these are the defaults:
+//
+//	c := counters.NewCounter(db, counters.Options{})    // one document per name in "counters"
+//	o := counters.NewOptimistic(db, counters.Options{}) // a ledger "seq_<name>" per name, or your collection
+//
+//	counters.Options{
+//		MaxRetries:   20,                      // duplicate key retries per call, then ErrContention; < 0: none
+//		WriteTimeout: 10 * time.Second,        // bounds a coalesced write whose caller has no deadline
+//		WriteConcern: writeconcern.Majority(), // w:1 can hand out duplicates after a failover
+//		NoCoalesce:   false,                   // true: a round trip per call, for comparison
+//		Observer:     nil,                     // told about retries and Counter batches, for metrics
+//	}
+//
+// A name is 1 to 64 characters of [A-Za-z0-9_.-] (ValidName); a new name starts at 1.
+// s is either c or o.
+//
+//	c.Next(ctx, name) (int64, error)         the next value
+//	c.NextN(ctx, name, n) (Range, error)     n contiguous values First…Last, in one write
+//	o.Next(ctx, name) (int64, error)         the next value, recorded in the ledger with its time
+//	o.Insert(ctx, coll, doc) (int64, error)  inserts doc with _id max(_id)+1 and returns that _id
+//	s.Current(ctx, name) (int64, error)      the last value handed out, without taking one
+//	s.Set(ctx, name, v, force) error         the next value will be v+1
+//	s.List(ctx) ([]Sequence, error)          every sequence with its value, ordered by name
+//
+// A value is handed out once; Guarantees below says under which conditions, and
+// where gaps come from. Every error names the operation and the sequence, and wraps
+// at most one of these, so errors.Is works. The first three are refused before any
+// round trip.
+//
+//	ErrInvalidName     a name (or Insert's collection) that ValidName refuses
+//	ErrInvalidCount    n < 1, or n > 1 for Optimistic: one value per call
+//	ErrInvalidValue    Set below 0, or Insert of something that is not a document
+//	ErrNotFound        Current of a name never used
+//	ErrBackwards       Set below the current value without force
+//	ErrExhausted       fewer than n values left up to math.MaxInt64: a sequence never wraps
+//	ErrContention      the retries after duplicate keys ran out; try again later
+//	ErrUnavailable     the backend could not be reached or confirm in time; the call
+//	                   may have taken effect: a gap, never a duplicate
+//	ErrInvalidCounter  the stored record is not one seqd can use; it is left unchanged
+//
+// Both types implement Sequencer, for code that picks a strategy at run time.
+// The two keep different records, so they suit different loads.
 //
 // # Counter: one document per sequence
 //
@@ -148,10 +192,9 @@
 //
 // # Errors
 //
-// Every error names the operation and the sequence, for example
-// `counters: next "orders": sequence exhausted`. It wraps at most one of the
-// package's sentinel errors, so errors.Is works. Trouble reaching the backend wraps
-// ErrUnavailable as well as the driver's error. That covers a context that ended
+// An error reads, for example, `counters: next "orders": sequence exhausted`.
+// Trouble reaching the backend wraps ErrUnavailable as well as the driver's error,
+// so that both match errors.Is. That covers a context that ended
 // while waiting for the server, timeouts, network errors, server selection failures,
 // a disconnected client, and server errors that mean the backend cannot confirm
 // now: a primary stepping down or a node shutting down, a mongos that cannot reach

@@ -93,3 +93,14 @@ func writeConcernFailed(err error) bool {
 func invalidName(op, name string) error {
 	return fmt.Errorf("counters: %s %q: %w", op, name, ErrInvalidName)
 }
+
+// checkSet returns the error for Set arguments that neither strategy takes, or nil.
+func checkSet(name string, value int64) error {
+	if !ValidName(name) {
+		return invalidName("set", name)
+	}
+	if value < 0 {
+		return fmt.Errorf("counters: set %q to %d: %w", name, value, ErrInvalidValue)
+	}
+	return nil
+}

@@ -19,13 +19,12 @@ import (
 // sequence's ledger collection LedgerPrefix+name (Next). See the package comment
 // for when it fits.
 type Optimistic struct {
-	db         *mongo.Database
-	collOpts   *options.CollectionOptionsBuilder
-	peekOpts   *options.CollectionOptionsBuilder // for Current and List
-	maxRetries int
-	observer   Observer
-	now        func() time.Time
-	coalescer  *coalescer // by collection; nil with Options.NoCoalesce
+	db        *mongo.Database
+	collOpts  *options.CollectionOptionsBuilder
+	peekOpts  *options.CollectionOptionsBuilder // for Current and List
+	retry     retrier
+	now       func() time.Time
+	coalescer *coalescer // by collection
 }
 
 var _ Sequencer = (*Optimistic)(nil)
@@ -34,16 +33,13 @@ var _ Sequencer = (*Optimistic)(nil)
 func NewOptimistic(db *mongo.Database, opts Options) *Optimistic {
 	opts = opts.withDefaults()
 	o := &Optimistic{
-		db:         db,
-		collOpts:   opts.collectionOptions(),
-		peekOpts:   opts.peekOptions(),
-		maxRetries: opts.MaxRetries,
-		observer:   opts.Observer,
-		now:        time.Now,
+		db:       db,
+		collOpts: opts.collectionOptions(),
+		peekOpts: opts.peekOptions(),
+		retry:    opts.retrier(StrategyOptimistic),
+		now:      time.Now,
 	}
-	if !opts.NoCoalesce {
-		o.coalescer = newCoalescer(o.insertBatch, opts.WriteTimeout, nil)
-	}
+	o.coalescer = newCoalescer(o.insertBatch, nil, opts)
 	return o
 }
 
@@ -99,22 +95,10 @@ func documentElements(doc any) ([]bson.RawElement, error) {
 	return bson.Raw(raw).Elements()
 }
 
-// insert inserts doc(max+1) into coll, through the coalescer unless it is off, and
-// returns the _id it got.
-//
-// A caller inside a session or transaction inserts on its own: its insert belongs
-// to its transaction and must not carry other callers' documents.
+// insert inserts doc(max+1) into coll and returns the _id it got.
 func (o *Optimistic) insert(ctx context.Context, coll string, doc func(id int64) any) (int64, error) {
-	if o.coalescer != nil && mongo.SessionFromContext(ctx) == nil {
-		r, err := o.coalescer.do(ctx, coll, 1, doc)
-		return r.Last, err
-	}
-	id, _, err := o.insertBatch(ctx, coll, 1, func(_ int, id int64) any { return doc(id) })
-	var de *docError
-	if errors.As(err, &de) {
-		err = de.err
-	}
-	return id, err
+	r, err := o.coalescer.do(ctx, coll, 1, doc)
+	return r.Last, err
 }
 
 // insertBatch is the optimistic loop for n documents, the batch of callers queued
@@ -129,38 +113,37 @@ func (o *Optimistic) insertBatch(ctx context.Context, coll string, n int64, buil
 	if err != nil {
 		return 0, 0, err
 	}
-	for attempt := 0; ; attempt++ {
+	err = o.retry.do(ctx, func() (bool, error) {
 		if last == math.MaxInt64 {
-			return 0, 0, fmt.Errorf("%w: at %d", ErrExhausted, last)
+			return false, fmt.Errorf("%w: at %d", ErrExhausted, last)
 		}
 		first, count = last+1, min(n, math.MaxInt64-last) // those that fit
 		inserted, err := insertOrdered(ctx, c, first, count, build)
 		switch {
 		case err == nil:
-			return first, count, nil
+			return false, nil
 		case inserted > 0:
-			return first, inserted, nil
+			count = inserted
+			return false, nil
 		case !mongo.IsDuplicateKeyError(err):
-			return 0, 0, err
+			return false, err
 		}
 		dupErr := err
 		if last, _, err = maxID(ctx, c); err != nil {
-			return 0, 0, err
+			return false, err
 		}
 		if last < first {
 			// Nobody holds first, so the duplicate key is in another unique index
 			// of the application's, and the first caller's document is at fault.
 			// Retrying would not help it.
-			return 0, 0, &docError{dupErr}
+			return false, &docError{dupErr}
 		}
-		if attempt >= o.maxRetries {
-			return 0, 0, fmt.Errorf("%w: %d duplicate key retries", ErrContention, attempt)
-		}
-		o.observer.Retry(StrategyOptimistic)
-		if err := backoff(ctx, attempt); err != nil {
-			return 0, 0, err
-		}
+		return true, nil
+	})
+	if err != nil {
+		return 0, 0, err
 	}
+	return first, count, nil
 }
 
 // insertOrdered inserts build(i, first+i) for i < count, in order, and returns how
@@ -268,11 +251,8 @@ func (o *Optimistic) Current(ctx context.Context, name string) (int64, error) {
 // force deletes the ledger entries above value, so the ledger no longer records
 // that those values were issued, and they will be issued again.
 func (o *Optimistic) Set(ctx context.Context, name string, value int64, force bool) error {
-	if !ValidName(name) {
-		return invalidName("set", name)
-	}
-	if value < 0 {
-		return fmt.Errorf("counters: set %q to %d: %w", name, value, ErrInvalidValue)
+	if err := checkSet(name, value); err != nil {
+		return err
 	}
 	return wrap(o.set(ctx, name, value, force), "set", name)
 }
@@ -280,40 +260,32 @@ func (o *Optimistic) Set(ctx context.Context, name string, value int64, force bo
 func (o *Optimistic) set(ctx context.Context, name string, value int64, force bool) error {
 	coll := o.ledger(name)
 	mark := ledgerEntry{Value: value, IssuedAt: o.now(), Set: true}
-	for attempt := 0; ; attempt++ {
+	return o.retry.do(ctx, func() (bool, error) {
 		cur, found, err := maxID(ctx, coll)
 		if err != nil {
-			return err
+			return false, err
 		}
 		switch {
 		case found && cur == value:
-			return nil
+			return false, nil
 		case found && cur > value && !force:
-			return fmt.Errorf("%w: at %d, asked for %d", ErrBackwards, cur, value)
+			return false, fmt.Errorf("%w: at %d, asked for %d", ErrBackwards, cur, value)
 		case found && cur > value:
 			above := bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: value}}}}
 			if _, err := coll.DeleteMany(ctx, above); err != nil {
-				return err
+				return false, err
 			}
 			_, err := coll.InsertOne(ctx, mark)
 			if mongo.IsDuplicateKeyError(err) {
-				return nil // value itself was issued and stays in the ledger
+				return false, nil // value itself was issued and stays in the ledger
 			}
-			return err
+			return false, err
 		}
+		// A duplicate key: a concurrent Next issued value. Look again: we are
+		// either there or past it.
 		_, err = coll.InsertOne(ctx, mark)
-		if !mongo.IsDuplicateKeyError(err) {
-			return err
-		}
-		// A concurrent Next issued value. Look again: we are either there or past it.
-		if attempt >= o.maxRetries {
-			return fmt.Errorf("%w: %d duplicate key retries", ErrContention, attempt)
-		}
-		o.observer.Retry(StrategyOptimistic)
-		if err := backoff(ctx, attempt); err != nil {
-			return err
-		}
-	}
+		return mongo.IsDuplicateKeyError(err), err
+	})
 }
 
 // List returns every sequence with a non-empty ledger, ordered by name.

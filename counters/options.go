@@ -9,14 +9,19 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 )
 
-// Defaults for the zero Options.
+// Where the strategies keep their records.
 const (
-	DefaultCollection   = "counters"
-	DefaultMaxRetries   = 20
-	DefaultWriteTimeout = 10 * time.Second
+	// CounterCollection holds a Counter's documents, {_id: name, seq: last}.
+	CounterCollection = "counters"
 
 	// LedgerPrefix starts the name of an Optimistic sequence's ledger collection.
 	LedgerPrefix = "seq_"
+)
+
+// Defaults for the zero Options.
+const (
+	defaultMaxRetries   = 20
+	defaultWriteTimeout = 10 * time.Second
 )
 
 // Observer is told about retries and writes, for metrics. The HTTP layer implements
@@ -25,33 +30,30 @@ const (
 type Observer interface {
 	// Retry is called for every retry that a duplicate key error (E11000) causes.
 	Retry(strategy string)
-	// Batch is called for every successful Counter write. callers is the number of
-	// Next/NextN calls it served, and values is the number of values it reserved.
-	Batch(callers int, values int64)
+	// Batch is called for every successful Counter write with the number of
+	// Next/NextN calls it served.
+	Batch(callers int)
 }
 
-// Options configure a strategy. The zero value gives the defaults.
+// Options configure either strategy; every field applies to both. The zero value
+// gives the defaults.
 type Options struct {
-	// Collection is the Counter's collection of counter documents. The default is
-	// DefaultCollection. Optimistic ignores it: its ledgers are LedgerPrefix+name.
-	Collection string
-
-	// WriteConcern applies to every write either strategy makes. The default is
-	// majority. The package comment explains why w:1 can hand out duplicates.
+	// WriteConcern applies to every write. The default is majority. The package
+	// comment explains why w:1 can hand out duplicates.
 	WriteConcern *writeconcern.WriteConcern
 
-	// NoCoalesce gives every call its own round trip, in both strategies. This is
-	// meant for benchmarks and operators; see the package comment.
+	// NoCoalesce gives every call its own round trip. This is meant for
+	// benchmarks and operators; see the package comment.
 	NoCoalesce bool
 
 	// MaxRetries bounds the retries after duplicate key errors in one call. Past the
-	// bound the call returns ErrContention. 0 means DefaultMaxRetries, and a
-	// negative value means no retries.
+	// bound the call returns ErrContention. 0 means 20, and a negative value means
+	// no retries.
 	MaxRetries int
 
 	// WriteTimeout bounds a coalesced write when one of its callers has no
 	// deadline. The write runs on a context that no single caller can cancel, so
-	// it needs a bound of its own. 0 means DefaultWriteTimeout.
+	// it needs a bound of its own. 0 means 10s.
 	WriteTimeout time.Duration
 
 	// Observer, if not nil, is told about retries and batches.
@@ -60,20 +62,17 @@ type Options struct {
 
 // withDefaults returns o with the zero fields replaced by their defaults.
 func (o Options) withDefaults() Options {
-	if o.Collection == "" {
-		o.Collection = DefaultCollection
-	}
 	if o.WriteConcern == nil {
 		o.WriteConcern = writeconcern.Majority()
 	}
 	switch {
 	case o.MaxRetries == 0:
-		o.MaxRetries = DefaultMaxRetries
+		o.MaxRetries = defaultMaxRetries
 	case o.MaxRetries < 0:
 		o.MaxRetries = 0
 	}
 	if o.WriteTimeout <= 0 {
-		o.WriteTimeout = DefaultWriteTimeout
+		o.WriteTimeout = defaultWriteTimeout
 	}
 	if o.Observer == nil {
 		o.Observer = nopObserver{}
@@ -97,7 +96,12 @@ func (o Options) peekOptions() *options.CollectionOptionsBuilder {
 	return o.collectionOptions().SetReadConcern(readconcern.Majority())
 }
 
+// retrier is the retry loop with o's bound and Observer, for strategy.
+func (o Options) retrier(strategy string) retrier {
+	return retrier{max: o.MaxRetries, strategy: strategy, observer: o.Observer}
+}
+
 type nopObserver struct{}
 
-func (nopObserver) Retry(string)     {}
-func (nopObserver) Batch(int, int64) {}
+func (nopObserver) Retry(string) {}
+func (nopObserver) Batch(int)    {}

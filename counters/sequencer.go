@@ -29,8 +29,9 @@ type Sequence struct {
 	Err   error  `json:"-"`
 }
 
-// Sequencer hands out the values of named sequences. Both strategies implement it;
-// the HTTP layer picks one by name.
+// Sequencer is what both strategies do, for code that picks one at run time, as
+// seqd's HTTP layer does. An application that knows its strategy uses *Counter or
+// *Optimistic, which also have Next for one value.
 //
 // Every method returns an error that wraps ErrInvalidName for a name that is not
 // valid (see ValidName), ErrUnavailable when the backend could not be reached or
@@ -40,14 +41,10 @@ type Sequencer interface {
 	// Strategy returns the strategy's name (StrategyCounter or StrategyOptimistic).
 	Strategy() string
 
-	// Next reserves the next value of name. A new name starts at 1.
-	// It returns ErrExhausted once the sequence has reached math.MaxInt64 and
-	// ErrContention when the bounded retry gave up.
-	Next(ctx context.Context, name string) (int64, error)
-
-	// NextN reserves n contiguous values of name (n ≥ 1). It returns ErrInvalidCount
-	// for n < 1 or for n > 1 on a strategy that reserves one value at a time, and
-	// ErrExhausted when fewer than n values remain.
+	// NextN reserves n contiguous values of name (n ≥ 1). A new name starts at 1.
+	// It returns ErrInvalidCount for n < 1 or for n > 1 on a strategy that reserves
+	// one value at a time, ErrExhausted when fewer than n values remain before
+	// math.MaxInt64, and ErrContention when the bounded retry gave up.
 	NextN(ctx context.Context, name string, n int64) (Range, error)
 
 	// Current returns the last value handed out, without reserving one.
@@ -64,8 +61,8 @@ type Sequencer interface {
 	List(ctx context.Context) ([]Sequence, error)
 }
 
-// Errors the HTTP layer maps to statuses. Every error a Sequencer returns for one of
-// these conditions wraps exactly one of them, so errors.Is works.
+// Errors the HTTP layer maps to statuses. Every error the strategies return for one
+// of these conditions wraps exactly one of them, so errors.Is works.
 var (
 	ErrInvalidName  = errors.New("invalid sequence name")
 	ErrInvalidCount = errors.New("invalid count")

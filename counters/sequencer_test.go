@@ -61,9 +61,15 @@ func offline(t *testing.T) *mongo.Database {
 	return client.Database("offline")
 }
 
+// sequencer is what both strategies have: Sequencer, and Next for one value.
+type sequencer interface {
+	Sequencer
+	Next(ctx context.Context, name string) (int64, error)
+}
+
 // sequencers returns every strategy and mode, by name, over db.
-func sequencers(db *mongo.Database) map[string]Sequencer {
-	return map[string]Sequencer{
+func sequencers(db *mongo.Database) map[string]sequencer {
+	return map[string]sequencer{
 		"counter":            NewCounter(db, Options{}),
 		"counter-nocoalesce": NewCounter(db, Options{NoCoalesce: true}),
 		"optimistic":         NewOptimistic(db, Options{}),
@@ -152,16 +158,6 @@ func TestWrapUnavailable(t *testing.T) {
 	}
 	if wrap(nil, "next", "orders") != nil {
 		t.Error("wrap(nil) is not nil")
-	}
-}
-
-func TestBackoffDelay(t *testing.T) {
-	for attempt := range 100 {
-		d := backoffDelay(attempt)
-		top := min(backoffBase<<min(attempt, 30), backoffMax)
-		if d < top/2 || d > top {
-			t.Errorf("attempt %d: delay %v outside [%v, %v]", attempt, d, top/2, top)
-		}
 	}
 }
 

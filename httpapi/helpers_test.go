@@ -75,9 +75,8 @@ func newServer(t testing.TB, options ...func(*httpapi.Config)) *server {
 		logs:       new(bytes.Buffer),
 	}
 	cfg := httpapi.Config{
-		Sequencers: map[string]counters.Sequencer{
-			counters.StrategyCounter:    s.counter,
-			counters.StrategyOptimistic: s.optimistic,
+		Sequencers: []counters.Sequencer{
+			s.counter, s.optimistic,
 		},
 		Ping:    s.ping.ping,
 		Logger:  slog.New(slog.NewJSONHandler(&lockedWriter{w: s.logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),

@@ -28,7 +28,7 @@ func (l listing) List(context.Context) ([]counters.Sequence, error) { return l.l
 func TestListMarksInvalidCounters(t *testing.T) {
 	bad := fmt.Errorf(`counters: list "b": %w: seq is a string "x"`, counters.ErrInvalidCounter)
 	s := newServer(t, func(c *httpapi.Config) {
-		c.Sequencers = map[string]counters.Sequencer{counters.StrategyCounter: listing{list: []counters.Sequence{
+		c.Sequencers = []counters.Sequencer{listing{list: []counters.Sequence{
 			{Name: "a", Value: 1}, {Name: "b", Err: bad}, {Name: "c", Value: 0},
 		}}}
 	})

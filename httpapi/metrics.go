@@ -146,7 +146,7 @@ func (m *Metrics) valueIssued(strategy string, n int64) {
 func (m *Metrics) Retry(strategy string) { m.retries.WithLabelValues(strategy).Inc() }
 
 // Batch implements counters.Observer.
-func (m *Metrics) Batch(callers int, values int64) { m.batchCallers.Observe(float64(callers)) }
+func (m *Metrics) Batch(callers int) { m.batchCallers.Observe(float64(callers)) }
 
 func (m *Metrics) handler() echo.HandlerFunc {
 	return echo.WrapHandler(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))

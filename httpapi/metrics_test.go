@@ -162,7 +162,7 @@ func TestMetrics(t *testing.T) {
 	// What the counters package reports through Config's Observer.
 	s.metrics.Retry(counters.StrategyOptimistic)
 	s.metrics.Retry(counters.StrategyOptimistic)
-	s.metrics.Batch(3, 12)
+	s.metrics.Batch(3)
 
 	samples := scrape(t, s)
 	wantValue(t, samples, "seqd_oids_issued_total", map[string]string{"layout": "spec"}, 8)

@@ -10,6 +10,11 @@ import (
 	"github.com/seqd/seqd/counters"
 )
 
+// unusedSequencer is a Sequencer that nothing in the test calls.
+type unusedSequencer struct{ counters.Sequencer }
+
+func (unusedSequencer) Strategy() string { return counters.StrategyCounter }
+
 // TestRequestIDPanicIsRecovered makes the request id generator panic, as objectid
 // does on a clock reading past 2106: the request gets a 500 JSON error, and the
 // panic does not reach net/http, which would drop the connection.
@@ -19,7 +24,7 @@ func TestRequestIDPanicIsRecovered(t *testing.T) {
 	t.Cleanup(func() { newRequestID = orig })
 
 	h, err := New(Config{
-		Sequencers: map[string]counters.Sequencer{counters.StrategyCounter: nil},
+		Sequencers: []counters.Sequencer{unusedSequencer{}},
 		Ping:       func(context.Context) error { return nil },
 	})
 	if err != nil {

@@ -12,10 +12,9 @@ import (
 const maxBody = "4KiB"
 
 // addRoutes lists the whole API.
-func addRoutes(e *echo.Echo, cfg Config) {
+func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 	m := cfg.Metrics
 	keys := newKeyring(cfg.Tokens, cfg.AdminToken)
-	seqs := sequencers{byName: cfg.Sequencers, def: cfg.DefaultStrategy}
 
 	e.Use(observe(cfg.Logger, m)) // no-store, request ids, panics, errors, metrics, logs
 

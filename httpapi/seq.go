@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -20,13 +21,31 @@ const maxSeqCount = 1_000_000
 // sequencers picks the strategy a request names.
 type sequencers struct {
 	byName map[string]counters.Sequencer
-	def    string
+	def    counters.Sequencer // for a request that names none
+}
+
+// newSequencers checks Config.Sequencers: at least one, none nil, one per strategy.
+func newSequencers(list []counters.Sequencer) (sequencers, error) {
+	if len(list) == 0 {
+		return sequencers{}, fmt.Errorf("httpapi: Sequencers is empty")
+	}
+	s := sequencers{byName: make(map[string]counters.Sequencer, len(list)), def: list[0]}
+	for i, seq := range list {
+		if seq == nil {
+			return sequencers{}, fmt.Errorf("httpapi: Sequencers[%d] is nil", i)
+		}
+		if _, dup := s.byName[seq.Strategy()]; dup {
+			return sequencers{}, fmt.Errorf("httpapi: two Sequencers for strategy %q", seq.Strategy())
+		}
+		s.byName[seq.Strategy()] = seq
+	}
+	return s, nil
 }
 
 func (s sequencers) pick(q map[string]string) (counters.Sequencer, error) {
 	name, ok := q["strategy"]
 	if !ok {
-		return s.byName[s.def], nil
+		return s.def, nil
 	}
 	if seq, ok := s.byName[name]; ok {
 		return seq, nil
@@ -99,13 +118,7 @@ func nextValues(seqs sequencers, m *Metrics) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		var r counters.Range
-		if n == 1 {
-			r.First, err = seq.Next(c.Request().Context(), name)
-			r.Last = r.First
-		} else {
-			r, err = seq.NextN(c.Request().Context(), name, n)
-		}
+		r, err := seq.NextN(c.Request().Context(), name, n)
 		if err != nil {
 			return err
 		}

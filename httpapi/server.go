@@ -18,10 +18,9 @@ import (
 
 // Config holds what the API needs. Sequencers and Ping are required.
 type Config struct {
-	// Sequencers by strategy name (counters.StrategyCounter, counters.StrategyOptimistic).
-	Sequencers map[string]counters.Sequencer
-	// DefaultStrategy is used when a request names none; it must be a key of Sequencers.
-	DefaultStrategy string
+	// Sequencers serve /seq, one per strategy; ?strategy= picks one by its
+	// Strategy(). The first serves requests that name none.
+	Sequencers []counters.Sequencer
 	// Ping reports whether the backend answers; /readyz calls it.
 	Ping func(ctx context.Context) error
 	// Timeout bounds each request's backend work; zero means 2s.
@@ -43,14 +42,12 @@ type Config struct {
 
 // New returns the API as an http.Handler.
 func New(cfg Config) (http.Handler, error) {
-	if len(cfg.Sequencers) == 0 || cfg.Ping == nil {
-		return nil, fmt.Errorf("httpapi: Sequencers and Ping are required")
+	if cfg.Ping == nil {
+		return nil, fmt.Errorf("httpapi: Ping is required")
 	}
-	if cfg.DefaultStrategy == "" {
-		cfg.DefaultStrategy = counters.StrategyCounter
-	}
-	if _, ok := cfg.Sequencers[cfg.DefaultStrategy]; !ok {
-		return nil, fmt.Errorf("httpapi: default strategy %q has no sequencer", cfg.DefaultStrategy)
+	seqs, err := newSequencers(cfg.Sequencers)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 2 * time.Second
@@ -69,6 +66,6 @@ func New(cfg Config) (http.Handler, error) {
 	// Clients are who connects: X-Forwarded-For and X-Real-IP are the client's to
 	// write, so they must not pick the rate-limit bucket.
 	e.IPExtractor = echo.ExtractIPDirect()
-	addRoutes(e, cfg)
+	addRoutes(e, cfg, seqs)
 	return e, nil
 }

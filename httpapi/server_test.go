@@ -22,14 +22,12 @@ func TestNewConfig(t *testing.T) {
 		cfg  httpapi.Config
 		ok   bool
 	}{
-		{"minimal", httpapi.Config{Sequencers: map[string]counters.Sequencer{"counter": seq}, Ping: ping}, true},
+		{"minimal", httpapi.Config{Sequencers: []counters.Sequencer{seq}, Ping: ping}, true},
 		{"no sequencers", httpapi.Config{Ping: ping}, false},
-		{"no ping", httpapi.Config{Sequencers: map[string]counters.Sequencer{"counter": seq}}, false},
-		{"default without sequencer", httpapi.Config{
-			Sequencers: map[string]counters.Sequencer{"counter": seq}, Ping: ping, DefaultStrategy: "optimistic",
-		}, false},
-		{"implicit default missing", httpapi.Config{
-			Sequencers: map[string]counters.Sequencer{"optimistic": seq}, Ping: ping,
+		{"no ping", httpapi.Config{Sequencers: []counters.Sequencer{seq}}, false},
+		{"nil sequencer", httpapi.Config{Sequencers: []counters.Sequencer{seq, nil}, Ping: ping}, false},
+		{"two for one strategy", httpapi.Config{
+			Sequencers: []counters.Sequencer{seq, memseq.New(counters.StrategyCounter)}, Ping: ping,
 		}, false},
 	}
 	for _, tt := range tests {

@@ -79,7 +79,7 @@ func (c *cluster) op(instance int, call nextCall, name string) (history.Op, erro
 // counters returns the instances' counter collection as another application sees
 // it: through a client of its own, with its own connections.
 func (c *cluster) counters() *mongo.Collection {
-	return be.NewClient(c.t).Database(c.db).Collection(counters.DefaultCollection,
+	return be.NewClient(c.t).Database(c.db).Collection(counters.CounterCollection,
 		options.Collection().SetWriteConcern(writeconcern.Majority()))
 }
 

@@ -154,7 +154,7 @@ func TestCounterRetryBound(t *testing.T) {
 	// Every upsert loses the race: the server answers E11000 each time.
 	be.FailCommand(t, "alwaysOn", bson.D{
 		{Key: "failCommands", Value: bson.A{"findAndModify"}},
-		{Key: "namespace", Value: db.Name() + "." + counters.DefaultCollection},
+		{Key: "namespace", Value: db.Name() + "." + counters.CounterCollection},
 		{Key: "errorCode", Value: 11000},
 	})
 	obs := &observer{}

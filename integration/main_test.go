@@ -62,15 +62,13 @@ type observer struct {
 	retries atomic.Int64
 	batches atomic.Int64
 	callers atomic.Int64
-	values  atomic.Int64
 }
 
 func (o *observer) Retry(string) { o.retries.Add(1) }
 
-func (o *observer) Batch(callers int, values int64) {
+func (o *observer) Batch(callers int) {
 	o.batches.Add(1)
 	o.callers.Add(int64(callers))
-	o.values.Add(values)
 }
 
 var _ counters.Observer = (*observer)(nil)

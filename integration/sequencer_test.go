@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"errors"
 	"math"
 	"slices"
@@ -14,22 +15,28 @@ import (
 	"github.com/seqd/seqd/counters"
 )
 
-// A strategy is one way to build a Sequencer. Every test in this file runs on each.
+// sequencer is what both strategies have: counters.Sequencer, and Next for one value.
+type sequencer interface {
+	counters.Sequencer
+	Next(ctx context.Context, name string) (int64, error)
+}
+
+// A strategy is one way to build a sequencer. Every test in this file runs on each.
 type strategy struct {
 	name    string
-	new     func(db *mongo.Database, opts counters.Options) counters.Sequencer
+	new     func(db *mongo.Database, opts counters.Options) sequencer
 	batches bool // NextN with n > 1 is supported
 }
 
 var strategies = []strategy{
 	{
 		name:    "counter",
-		new:     func(db *mongo.Database, o counters.Options) counters.Sequencer { return counters.NewCounter(db, o) },
+		new:     func(db *mongo.Database, o counters.Options) sequencer { return counters.NewCounter(db, o) },
 		batches: true,
 	},
 	{
 		name: "counter-nocoalesce",
-		new: func(db *mongo.Database, o counters.Options) counters.Sequencer {
+		new: func(db *mongo.Database, o counters.Options) sequencer {
 			o.NoCoalesce = true
 			return counters.NewCounter(db, o)
 		},
@@ -37,7 +44,7 @@ var strategies = []strategy{
 	},
 	{
 		name: "optimistic",
-		new:  func(db *mongo.Database, o counters.Options) counters.Sequencer { return counters.NewOptimistic(db, o) },
+		new:  func(db *mongo.Database, o counters.Options) sequencer { return counters.NewOptimistic(db, o) },
 	},
 }
 
@@ -169,7 +176,7 @@ func TestExhaustionUnderConcurrency(t *testing.T) {
 	})
 }
 
-func mustNext(t *testing.T, s counters.Sequencer, name string, want int64) {
+func mustNext(t *testing.T, s sequencer, name string, want int64) {
 	t.Helper()
 	if got, err := s.Next(testContext(t), name); err != nil || got != want {
 		t.Fatalf("Next(%q) = %d, %v; want %d", name, got, err, want)

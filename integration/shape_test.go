@@ -26,7 +26,7 @@ import (
 func TestShapeCounterDocuments(t *testing.T) {
 	ctx := testContext(t)
 	db := be.Database(t)
-	coll := db.Collection(counters.DefaultCollection)
+	coll := db.Collection(counters.CounterCollection)
 	bad := []bson.D{
 		{{Key: "_id", Value: "double-2p53"}, {Key: "seq", Value: float64(1 << 53)}},
 		{{Key: "_id", Value: "fraction"}, {Key: "seq", Value: 41.5}},
@@ -260,7 +260,7 @@ func TestReadsOfPeeksAndWrites(t *testing.T) {
 			t.Errorf("%s: no find sent", what)
 		}
 	}
-	for _, s := range []counters.Sequencer{
+	for _, s := range []sequencer{
 		counters.NewCounter(db, counters.Options{}),
 		counters.NewOptimistic(db, counters.Options{}),
 	} {

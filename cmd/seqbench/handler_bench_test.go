@@ -6,76 +6,28 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 
 	"github.com/seqd/seqd/counters"
 	"github.com/seqd/seqd/httpapi"
+	"github.com/seqd/seqd/internal/memseq"
 )
 
 // The benchmarks here measure seqd's HTTP stack in-process, without a network, a load
-// tool or a backend: httpapi.New with in-memory sequencers, next to the bare Echo
+// tool or a backend: httpapi.New with the in-memory sequencers of internal/memseq, next to the bare Echo
 // handler of figure 2. They are what to profile when the end-to-end figures fall short:
 //
 //	go test -run '^$' -bench Handler -benchmem -cpuprofile cpu.out ./cmd/seqbench/
 //	go tool pprof -top -nodecount 40 cmd/seqbench/seqbench.test cpu.out
-
-// memSequencer is an in-memory counters.Sequencer: new names start at 1, NextN
-// reserves contiguous values.
-type memSequencer struct {
-	strategy string
-	mu       sync.Mutex
-	values   map[string]int64
-}
-
-var _ counters.Sequencer = (*memSequencer)(nil)
-
-func newMemSequencer(strategy string) *memSequencer {
-	return &memSequencer{strategy: strategy, values: map[string]int64{}}
-}
-
-func (m *memSequencer) Strategy() string { return m.strategy }
-
-func (m *memSequencer) Next(ctx context.Context, name string) (int64, error) {
-	r, err := m.NextN(ctx, name, 1)
-	return r.Last, err
-}
-
-func (m *memSequencer) NextN(_ context.Context, name string, n int64) (counters.Range, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	first := m.values[name] + 1
-	m.values[name] += n
-	return counters.Range{First: first, Last: first + n - 1}, nil
-}
-
-func (m *memSequencer) Current(_ context.Context, name string) (int64, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	v, ok := m.values[name]
-	if !ok {
-		return 0, counters.ErrNotFound
-	}
-	return v, nil
-}
-
-func (m *memSequencer) Set(_ context.Context, name string, value int64, _ bool) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.values[name] = value
-	return nil
-}
-
-func (m *memSequencer) List(context.Context) ([]counters.Sequence, error) { return nil, nil }
 
 // newSeqdHandler is seqd's handler as cmd/seqd builds it, on in-memory sequencers, with
 // a logger at warn as in the benchmark runs.
 func newSeqdHandler(tb testing.TB) http.Handler {
 	tb.Helper()
 	h, err := httpapi.New(httpapi.Config{
-		Sequencers: map[string]counters.Sequencer{
-			counters.StrategyCounter:    newMemSequencer(counters.StrategyCounter),
-			counters.StrategyOptimistic: newMemSequencer(counters.StrategyOptimistic),
+		Sequencers: []counters.Sequencer{
+			memseq.New(counters.StrategyCounter),
+			memseq.New(counters.StrategyOptimistic),
 		},
 		Ping:   func(context.Context) error { return nil },
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn})),

@@ -166,6 +166,16 @@ func tokenLines(s string) []string {
 	return out
 }
 
+// sequencers returns both strategies over db, the one named strategy first: the
+// first serves requests that name none.
+func sequencers(db *mongo.Database, opts counters.Options, strategy string) []counters.Sequencer {
+	counter, optimistic := counters.NewCounter(db, opts), counters.NewOptimistic(db, opts)
+	if strategy == counters.StrategyOptimistic {
+		return []counters.Sequencer{optimistic, counter}
+	}
+	return []counters.Sequencer{counter, optimistic}
+}
+
 // run is seqd: it serves until ctx is done, then lets in-flight requests finish
 // and disconnects from MongoDB.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -195,19 +205,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	db := client.Database(cfg.db)
 	opts := counters.Options{NoCoalesce: cfg.noCoalesce, Observer: metrics}
 	handler, err := httpapi.New(httpapi.Config{
-		Sequencers: map[string]counters.Sequencer{
-			counters.StrategyCounter:    counters.NewCounter(db, opts),
-			counters.StrategyOptimistic: counters.NewOptimistic(db, opts),
-		},
-		DefaultStrategy: cfg.strategy,
-		Ping:            func(ctx context.Context) error { return client.Ping(ctx, readpref.Primary()) },
-		Timeout:         cfg.timeout,
-		Tokens:          cfg.tokens,
-		RateLimit:       cfg.rateLimit,
-		RateBurst:       cfg.rateBurst,
-		AdminToken:      cfg.adminToken,
-		Logger:          log,
-		Metrics:         metrics,
+		Sequencers: sequencers(db, opts, cfg.strategy),
+		Ping:       func(ctx context.Context) error { return client.Ping(ctx, readpref.Primary()) },
+		Timeout:    cfg.timeout,
+		Tokens:     cfg.tokens,
+		RateLimit:  cfg.rateLimit,
+		RateBurst:  cfg.rateBurst,
+		AdminToken: cfg.adminToken,
+		Logger:     log,
+		Metrics:    metrics,
 	})
 	if err != nil {
 		return err

@@ -14,6 +14,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/seqd/seqd/counters"
 )
 
 // TestMain lets a test run this binary as seqd itself: with SEQD_TEST_AS_MAIN set,
@@ -58,6 +63,25 @@ func TestParseConfigFlagBeatsEnv(t *testing.T) {
 	if c.timeout != 5*time.Second || c.strategy != "optimistic" || !c.noCoalesce || c.rateLimit != 100 ||
 		!slices.Equal(c.tokens, []string{"a", "b", "c"}) {
 		t.Errorf("environment not read: %+v", c)
+	}
+}
+
+// TestDefaultStrategyServesFirst: --strategy picks the sequencer that serves
+// requests naming no strategy, and both strategies are served.
+func TestDefaultStrategyServesFirst(t *testing.T) {
+	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://127.0.0.1:1")) // never dialled
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Disconnect(context.Background()) })
+	for _, strategy := range []string{counters.StrategyCounter, counters.StrategyOptimistic} {
+		var got []string
+		for _, s := range sequencers(client.Database("seqd"), counters.Options{}, strategy) {
+			got = append(got, s.Strategy())
+		}
+		if len(got) != 2 || got[0] != strategy || got[0] == got[1] {
+			t.Errorf("--strategy %s: sequencers %q, want both with %s first", strategy, got, strategy)
+		}
 	}
 }
 

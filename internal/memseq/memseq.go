@@ -134,15 +134,6 @@ func (s *Sequencer) begin(ctx context.Context, c Call) error {
 // Strategy returns the strategy New was given.
 func (s *Sequencer) Strategy() string { return s.strategy }
 
-// Next reserves the next value of name.
-func (s *Sequencer) Next(ctx context.Context, name string) (int64, error) {
-	if err := s.begin(ctx, Call{Op: "next", Name: name, N: 1}); err != nil {
-		return 0, err
-	}
-	r, err := s.reserve(name, 1)
-	return r.First, err
-}
-
 // NextN reserves n contiguous values of name.
 func (s *Sequencer) NextN(ctx context.Context, name string, n int64) (counters.Range, error) {
 	if err := s.begin(ctx, Call{Op: "nextN", Name: name, N: n}); err != nil {

@@ -2,9 +2,39 @@ package counters
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"time"
 )
+
+// retrier is the one retry loop of both strategies. A duplicate key error (E11000)
+// means another writer got there first; the next attempt, after a short wait, usually
+// succeeds. max bounds the retries of one call, so that a caller under heavy
+// contention gets ErrContention rather than waiting without end.
+type retrier struct {
+	max      int
+	strategy string // for Observer.Retry
+	observer Observer
+}
+
+// do calls try until it asks for no retry, and returns try's last error. Each retry
+// is reported to the Observer and waits backoffDelay first. Past r.max retries do
+// returns ErrContention; if ctx ends while waiting, ctx.Err().
+func (r retrier) do(ctx context.Context, try func() (retry bool, err error)) error {
+	for attempt := 0; ; attempt++ {
+		retry, err := try()
+		if !retry {
+			return err
+		}
+		if attempt >= r.max {
+			return fmt.Errorf("%w: %d duplicate key retries", ErrContention, attempt)
+		}
+		r.observer.Retry(r.strategy)
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
 
 // Retry delays grow from backoffBase and stop growing at backoffMax. Duplicate key
 // retries are usually settled by the next attempt (the winner's document now exists),
