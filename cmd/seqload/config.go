@@ -40,7 +40,6 @@ type config struct {
 	expectContiguous bool
 	maxErrors        int64 // -1: no bound
 	json             bool
-	cpuProfile       string
 	progress         time.Duration // 0: no progress lines
 }
 
@@ -137,7 +136,6 @@ flags:
 	fs.Int64Var(&c.maxErrors, "max-errors", -1, "stop and fail once more than this many requests have failed; -1: never")
 	fs.BoolVar(&c.json, "json", false, "print the summary as one JSON object")
 	fs.DurationVar(&c.progress, "progress", time.Second, "interval of the progress lines on stderr (0: none)")
-	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write seqload's own CPU profile to this `file`, to tell its cost from the server's")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, err

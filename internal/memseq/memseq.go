@@ -41,9 +41,9 @@ var _ counters.Sequencer = (*Sequencer)(nil)
 
 // Call is one method call, as the Sequencer received it.
 type Call struct {
-	Op       string // "next", "nextN", "current", "set" or "list"
+	Op       string // "nextN", "current", "set" or "list"
 	Name     string
-	N        int64 // the count asked of next and nextN
+	N        int64 // the count asked of nextN
 	Value    int64 // the value asked of set
 	Force    bool  // set's force
 	Deadline bool  // the context carried a deadline

@@ -45,8 +45,7 @@ type Process struct {
 }
 
 // Start runs cmd and returns once ready finds the listening address in its standard
-// output, or fails if the process exits or ctx ends first. With a nil ready it returns
-// as soon as the process runs, for servers that do not say where they listen.
+// output, or fails if the process exits or ctx ends first.
 func Start(ctx context.Context, cmd *exec.Cmd, ready Ready) (*Process, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -66,9 +65,6 @@ func Start(ctx context.Context, cmd *exec.Cmd, ready Ready) (*Process, error) {
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
-	if ready == nil {
-		return p, nil
-	}
 	select {
 	case p.addr = <-watch.addr:
 		return p, nil
@@ -178,7 +174,7 @@ type readyWatch struct {
 
 func (w *readyWatch) Write(p []byte) (int, error) {
 	w.out.Write(p)
-	if w.seen || w.ready == nil {
+	if w.seen {
 		return len(p), nil
 	}
 	w.line = append(w.line, p...)
