@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -163,7 +164,7 @@ func counterValue(name string, doc bson.Raw) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%w: the seq of %q is %s %s, want an integer from 0 to %d (int32 or int64)",
-		ErrInvalidCounter, cut(name, 40), bsonTypeName(v.Type), cut(v.String(), 40), int64(math.MaxInt64))
+		ErrInvalidCounter, cut(name, 40), bsonTypeName(v.Type), valueText(v), int64(math.MaxInt64))
 }
 
 // bsonTypeName names t with an article, as MongoDB's $type aliases spell it.
@@ -181,6 +182,21 @@ func bsonTypeName(t bson.Type) string {
 		return "a string"
 	}
 	return "of BSON type " + t.String()
+}
+
+// valueText shows a stored value as a person would write it (41.5, -4, "x"),
+// not in extended JSON; at most about 40 bytes of it.
+func valueText(v bson.RawValue) string {
+	switch v.Type {
+	case bson.TypeDouble:
+		return strconv.FormatFloat(v.Double(), 'g', -1, 64)
+	case bson.TypeInt32, bson.TypeInt64:
+		n, _ := v.AsInt64OK()
+		return strconv.FormatInt(n, 10)
+	case bson.TypeString:
+		return strconv.Quote(cut(v.StringValue(), 40))
+	}
+	return cut(v.String(), 40)
 }
 
 // cut shortens s to at most n bytes, marking the cut.

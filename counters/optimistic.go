@@ -202,7 +202,7 @@ func maxID(ctx context.Context, coll *mongo.Collection) (max int64, found bool, 
 		}
 	}
 	return 0, false, fmt.Errorf("%w: the largest _id in %s, %s, is not a whole number seqd can continue from",
-		ErrInvalidCounter, coll.Name(), cut(doc.ID.String(), 40))
+		ErrInvalidCounter, coll.Name(), valueText(doc.ID))
 }
 
 func (o *Optimistic) ledger(name string) *mongo.Collection {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 
@@ -75,6 +76,17 @@ func TestShapeCounterDocuments(t *testing.T) {
 	}
 	if n := obs.retries.Load(); n != 0 {
 		t.Errorf("%d retries, want none: the answer is immediate", n)
+	}
+	// The error says which sequence and what was found, as a person would write it.
+	for name, want := range map[string]string{
+		"fraction": `the seq of "fraction" is a double 41.5,`,
+		"negative": `the seq of "negative" is a long -5,`,
+		"string":   `the seq of "string" is a string "12",`,
+		"no-seq":   `the counter document of "no-seq" has no seq field`,
+	} {
+		if _, err := c.Next(ctx, name); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Next(%s) = %v, want it to say %s", name, err, want)
+		}
 	}
 
 	if v, err := c.Next(ctx, "int32"); err != nil || v != 6 {
