@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -15,13 +16,16 @@ import (
 //	db.adminCommand({configureFailPoint: "failCommand", mode: …, data: {…}})
 //
 // It follows mongod (src/mongo/db/commands.cpp, evaluateFailCommandFailPoint):
-// a command activates the failpoint when its name is in data.failCommands (or
-// data.failAllCommands is set), data.appName (if given) is the application name of
-// the client's handshake, and data.namespace (if given) is the command's
-// namespace; configureFailPoint itself never does. Each activation first waits
-// blockTimeMS (blockConnection), then closes the connection (closeConnection) or
-// answers errorCode without running the command; with neither, the command runs,
-// and data.writeConcernError is added to its reply.
+// a command activates the failpoint when its name, or one of its aliases
+// (findandmodify, isMaster), is in data.failCommands (or data.failAllCommands is
+// set), data.appName (if given) is the application name of the client's handshake,
+// and data.namespace (if given) is the command's namespace; configureFailPoint
+// itself never does. Each activation first waits blockTimeMS (blockConnection),
+// then closes the connection (closeConnection) or answers errorCode without
+// running the command; with neither, the command runs, and a write command's reply
+// gets data.writeConcernError. The failpoint sees the commands of OP_MSG, which is
+// every command a driver sends once its connection is open; the OP_QUERY hello
+// that opens a connection is never failed.
 //
 // The mode decides which activations fire: "alwaysOn", "off", {times: n} (the
 // next n, then off) or {skip: n} (all but the next n). Like mongod's, its count
@@ -40,8 +44,8 @@ type failCommand struct {
 type failData struct {
 	commands          []string
 	all               bool
-	appName           string
-	namespace         string
+	appName           *string // nil: any client; "" matches clients that named none
+	namespace         *string
 	errorCode         int32
 	hasErrorCode      bool
 	errorLabels       bsoncore.Array // nil: none given
@@ -147,22 +151,28 @@ func parseFailData(d bsoncore.Document) (*failData, *commandError) {
 		vals, _ := arr.Values()
 		for _, v := range vals {
 			if s, ok := v.StringValueOK(); ok {
-				fd.commands = append(fd.commands, s)
+				fd.commands = append(fd.commands, canonicalCommand(s))
 			}
 		}
 	}
 	fd.all = d.Lookup("failAllCommands").Type != 0
-	fd.appName, _ = d.Lookup("appName").StringValueOK()
-	fd.namespace, _ = d.Lookup("namespace").StringValueOK()
+	if v, ok := d.Lookup("appName").StringValueOK(); ok {
+		fd.appName = &v
+	}
+	if v, ok := d.Lookup("namespace").StringValueOK(); ok {
+		fd.namespace = &v
+	}
 	if v, err := d.LookupErr("errorCode"); err == nil {
 		n, ok := v.AsInt64OK()
-		if !ok {
-			return nil, badValue("errorCode must be a number")
+		if !ok || n < math.MinInt32 || n > math.MaxInt32 {
+			return nil, badValue("errorCode must be a 32-bit integer")
 		}
 		fd.errorCode, fd.hasErrorCode = int32(n), true
 	}
 	if arr, ok := d.Lookup("errorLabels").ArrayOK(); ok {
-		fd.errorLabels = slices.Clone(arr) // arr is in the request's buffer, which is reused
+		if vals, _ := arr.Values(); len(vals) > 0 { // mongod adds no empty errorLabels
+			fd.errorLabels = slices.Clone(arr) // arr is in the request's buffer, which is reused
+		}
 	}
 	fd.closeConnection, _ = d.Lookup("closeConnection").BooleanOK()
 	if block, _ := d.Lookup("blockConnection").BooleanOK(); block {
@@ -182,18 +192,24 @@ func parseFailData(d bsoncore.Document) (*failData, *commandError) {
 }
 
 // activate decides whether the command name on namespace ns, from a client whose
-// handshake named appName, activates the failpoint, and counts it if so.
-func (f *failCommand) activate(name, ns, appName string) *activation {
+// handshake named appName, activates the failpoint, and counts it if so. write
+// says whether the command takes a write concern: only those get a
+// writeConcernError, as on mongod.
+func (f *failCommand) activate(name, ns, appName string, write bool) *activation {
 	if name == "configureFailPoint" {
 		return nil
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	d := f.data
-	if d == nil || !d.matches(name, ns, appName) {
+	if d == nil || !d.matches(canonicalCommand(name), ns, appName) {
 		return nil
 	}
-	if d.blockTime == 0 && !d.closeConnection && !d.hasErrorCode && d.writeConcernError == nil {
+	wce := d.writeConcernError
+	if !write {
+		wce = nil
+	}
+	if d.blockTime == 0 && !d.closeConnection && !d.hasErrorCode && wce == nil {
 		return nil // nothing to do: mongod does not count it either
 	}
 	if f.skip > 0 {
@@ -215,18 +231,30 @@ func (f *failCommand) activate(name, ns, appName string) *activation {
 		errorCode:         d.errorCode,
 		hasErrorCode:      d.hasErrorCode,
 		errorLabels:       d.errorLabels,
-		writeConcernError: d.writeConcernError,
+		writeConcernError: wce,
 	}
 }
 
 func (d *failData) matches(name, ns, appName string) bool {
-	if d.appName != "" && d.appName != appName {
+	if d.appName != nil && *d.appName != appName {
 		return false
 	}
-	if d.namespace != "" && d.namespace != ns {
+	if d.namespace != nil && *d.namespace != ns {
 		return false
 	}
 	return d.all || slices.Contains(d.commands, name)
+}
+
+// canonicalCommand is the name mongod knows a command by: failCommands naming an
+// alias matches the command under any of its names, as mongod's hasAlias does.
+func canonicalCommand(name string) string {
+	switch name {
+	case "findandmodify":
+		return "findAndModify"
+	case "isMaster", "ismaster":
+		return "hello"
+	}
+	return name
 }
 
 // waitFor blocks until the failpoint has fired at least n times in all, or ctx ends.

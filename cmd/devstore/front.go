@@ -45,21 +45,42 @@ var writeCommands = map[string]bool{
 // maxMessageSize is mongod's maxMessageSizeBytes; FerretDB announces the same.
 const maxMessageSize = 48_000_000
 
+// maxKeptBuffer is the largest message buffer a connection keeps between messages.
+const maxKeptBuffer = 1 << 20
+
 // serve accepts connections on l until ctx ends, then closes l and every
-// connection and returns once their relays have finished.
+// connection and returns once their relays have finished. An accept error that
+// is not the shutdown (too many open files, say) is retried after a pause, as
+// net/http does, rather than ending the store.
 func (f *front) serve(ctx context.Context, l net.Listener) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // before wg.Wait: it ends the relays
 	stop := context.AfterFunc(ctx, func() { l.Close() })
 	defer stop()
+	pause := 5 * time.Millisecond
 	for {
 		c, err := l.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("accept: %w", err)
+			if errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("accept: %w", err)
+			}
+			f.log.Warn("accept failed; retrying", "err", err, "after", pause)
+			t := time.NewTimer(pause)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			}
+			pause = min(2*pause, time.Second)
+			continue
 		}
+		pause = 5 * time.Millisecond
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -113,6 +134,13 @@ func (f *front) relay(ctx context.Context, client net.Conn) {
 			}
 			return
 		}
+		// One large message must not pin its buffer for the connection's life.
+		if cap(s.buf) > maxKeptBuffer {
+			s.buf = nil
+		}
+		if cap(s.reply) > maxKeptBuffer {
+			s.reply = nil
+		}
 	}
 }
 
@@ -152,7 +180,7 @@ func (f *front) handle(ctx context.Context, s *session) error {
 		return s.answer(req, okDocument())
 	}
 
-	act := f.fail.activate(req.command, req.namespace(), s.appName)
+	act := f.fail.activate(req.command, req.namespace(), s.appName, writeCommands[req.command])
 	if act == nil {
 		return f.forward(ctx, s, req)
 	}
@@ -203,13 +231,18 @@ func (f *front) forward(ctx context.Context, s *session, req request) error {
 }
 
 // forwardThen is forward with the final reply's body changed by edit, if edit is
-// not nil. A write command holds f.writes from sending to its last reply, so that
-// write commands reach FerretDB one at a time.
+// not nil. A write command holds f.writes from sending to its last reply from
+// FerretDB, so that write commands reach FerretDB one at a time; the token is
+// given back before the reply goes to the client, so that a client that does not
+// read cannot hold up the other writers.
 func (f *front) forwardThen(ctx context.Context, s *session, req request, edit func(bsoncore.Document) bsoncore.Document) error {
+	release := func() {}
 	if writeCommands[req.command] {
 		select {
 		case f.writes <- struct{}{}:
-			defer func() { <-f.writes }()
+			var once sync.Once
+			release = func() { once.Do(func() { <-f.writes }) }
+			defer release()
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -217,15 +250,24 @@ func (f *front) forwardThen(ctx context.Context, s *session, req request, edit f
 	if _, err := s.backend.Write(s.buf); err != nil {
 		return fmt.Errorf("to FerretDB: %w", err)
 	}
-	if req.moreToCome {
-		return nil // the client expects no reply
-	}
 	for {
 		var err error
 		if s.reply, err = readMessage(s.out, s.reply); err != nil {
 			return fmt.Errorf("from FerretDB: %w", err)
 		}
-		more := wiremessage.IsMsgMoreToCome(s.reply)
+		more := wiremessage.IsMsgMoreToCome(s.reply) // an exhaust stream goes on
+		if !more {
+			release()
+		}
+		if req.moreToCome {
+			// The client asked for no reply (w: 0), but FerretDB answers every
+			// OP_MSG: the answer is dropped here, or it would answer the client's
+			// next request.
+			if !more {
+				return nil
+			}
+			continue
+		}
 		if edit != nil && !more {
 			if body, ok := msgBody(s.reply); ok {
 				s.reply = appendMsg(s.reply[:0], responseTo(s.reply), edit(body))

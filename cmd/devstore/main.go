@@ -40,10 +40,9 @@
 // server), no retryable writes (drivers retry writes only on replica sets and
 // sharded clusters), no multi-document transactions and no change streams. Those
 // stay MongoDB's, and tests that need them skip on this store by asking the
-// server. Unacknowledged writes (w: 0) are not held one at a time, because no
-// reply says when they end. Only
-// the failCommand failpoint exists, in the modes alwaysOn, off, {times: n} and
-// {skip: n}. Use it for development and tests, and MongoDB in production.
+// server. Only the failCommand failpoint exists, in the modes alwaysOn, off,
+// {times: n} and {skip: n}, and it does not fail the OP_QUERY handshake that opens
+// a connection. Use it for development and tests, and MongoDB in production.
 package main
 
 import (

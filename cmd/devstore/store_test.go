@@ -18,6 +18,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 )
 
 // A testStore is a development store run by the test, as the program runs it.
@@ -136,8 +138,7 @@ func TestIndependentClientsIncrementAtomically(t *testing.T) {
 	}
 }
 
-// Racing upserts of a new document: exactly one inserts it, the others see E11000
-// or the inserted document; no value twice.
+// Racing upserts of a new document: exactly one inserts it, the others find it.
 func TestRacingUpsertsNeverDuplicate(t *testing.T) {
 	s := startStore(t)
 	ctx := testContext(t)
@@ -167,9 +168,11 @@ func TestRacingUpsertsNeverDuplicate(t *testing.T) {
 			})
 		}
 		wg.Wait()
+		// Writes run one at a time, so the first upsert inserts and the others
+		// find the document: no E11000 either, and every value once.
 		slices.Sort(got)
-		if len(slices.Compact(slices.Clone(got))) != len(got) {
-			t.Fatalf("round %d: duplicate values %v", round, got)
+		if len(got) != clients || got[0] != 1 || got[len(got)-1] != clients || len(slices.Compact(slices.Clone(got))) != clients {
+			t.Fatalf("round %d: values %v, want exactly 1..%d", round, got, clients)
 		}
 	}
 }
@@ -310,6 +313,12 @@ func TestFailCommandWriteConcernError(t *testing.T) {
 	if !errors.As(err, &we) || we.WriteConcernError == nil || we.WriteConcernError.Code != 64 {
 		t.Fatalf("got %T %v, want a write-concern error with code 64", err, err)
 	}
+	// A read takes no write concern: named or not, it is not failed.
+	failPoint(t, c, "alwaysOn", bson.D{{Key: "failCommands", Value: bson.A{"find"}}, {Key: "writeConcernError",
+		Value: bson.D{{Key: "code", Value: 64}, {Key: "errmsg", Value: "waiting for replication timed out"}}}})
+	if err := coll.FindOne(ctx, bson.D{}).Err(); err != nil {
+		t.Errorf("find under a writeConcernError failpoint: %v", err)
+	}
 	if got := seqOf(t, coll, "n"); got != 1 {
 		t.Errorf("seq = %d, want 1: with writeConcernError the command runs", got)
 	}
@@ -365,8 +374,8 @@ func TestFailCommandModes(t *testing.T) {
 	}
 }
 
-// Handshakes and configureFailPoint are not failed by a failpoint on other
-// commands; configureFailPoint is never failed, even when named.
+// Commands the failpoint does not name pass, and configureFailPoint is never
+// failed, even when named.
 func TestFailCommandLeavesOthersAlone(t *testing.T) {
 	s := startStore(t)
 	ctx := testContext(t)
@@ -488,4 +497,71 @@ func leaveSocket(t *testing.T, path string) {
 	}
 	l.SetUnlinkOnClose(false)
 	l.Close()
+}
+
+// failCommands naming a command by an alias fails it under its other name, as on
+// mongod: drivers send findAndModify, the legacy shell findandmodify.
+func TestFailCommandAliases(t *testing.T) {
+	ctx, c, coll := failpointFixture(t)
+	failPoint(t, c, "alwaysOn", bson.D{{Key: "failCommands", Value: bson.A{"findandmodify"}}, {Key: "errorCode", Value: 2}})
+	if _, err := increment(ctx, coll, "n"); err == nil {
+		t.Error("findAndModify passed a failpoint on findandmodify")
+	}
+}
+
+// An unacknowledged write (w: 0) gets no reply, but FerretDB answers it all the
+// same: the front must drop that answer, or it would answer the next request on
+// the connection. It also runs one at a time with the other writes.
+func TestUnacknowledgedWriteKeepsTheConnectionInStep(t *testing.T) {
+	s := startStore(t)
+	ctx := testContext(t)
+	c := connect(t, s.uri(), options.Client().SetMaxPoolSize(1))
+	w0 := c.Database("w0").Collection("docs", options.Collection().SetWriteConcern(writeconcern.Unacknowledged()))
+	if _, err := w0.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	coll := c.Database("w0").Collection("docs")
+	n, err := coll.CountDocuments(ctx, bson.D{})
+	if err != nil || n != 1 {
+		t.Fatalf("after a w:0 insert on the same connection: %d documents, %v; want 1", n, err)
+	}
+	if err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: 1}}).Err(); err != nil {
+		t.Errorf("find: %v", err)
+	}
+}
+
+// A client that sends a write and never reads its reply holds up nobody: the
+// write token is given back before the reply is written to the client.
+func TestClientThatDoesNotReadHoldsUpNoWriter(t *testing.T) {
+	s := startStore(t)
+	ctx := testContext(t)
+	c := connect(t, s.uri())
+	coll := c.Database("slow").Collection("docs")
+	big := strings.Repeat("x", 15<<20) // far more than the sockets' buffers hold
+	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "big", Value: big}}); err != nil {
+		t.Fatal(err)
+	}
+
+	raw, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	cmd := bsoncore.NewDocumentBuilder().
+		AppendString("findAndModify", "docs").
+		AppendDocument("query", bsoncore.NewDocumentBuilder().AppendInt32("_id", 1).Build()).
+		AppendDocument("update", bsoncore.NewDocumentBuilder().AppendDocument("$set",
+			bsoncore.NewDocumentBuilder().AppendInt32("touched", 1).Build()).Build()).
+		AppendBoolean("new", true).
+		AppendString("$db", "slow").
+		Build()
+	if _, err := raw.Write(appendMsg(nil, 0, cmd)); err != nil {
+		t.Fatal(err)
+	}
+	// raw never reads. Another client's write must still go through.
+	short, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := coll.InsertOne(short, bson.D{{Key: "_id", Value: 2}}); err != nil {
+		t.Errorf("a write while another client does not read its reply: %v", err)
+	}
 }
