@@ -45,6 +45,9 @@ type coalescer struct {
 	timeout time.Duration // deadline for a batch with a caller that has none
 	off     bool          // every call writes alone (Options.NoCoalesce)
 	batched func(callers int)
+	// maxCallers, when not 0, bounds the callers one write serves; the rest wait
+	// for the next.
+	maxCallers int
 
 	mu     sync.Mutex
 	queues map[string]*queue
@@ -213,6 +216,16 @@ func builder(ws []*waiter) func(i int, id int64) any {
 	return func(i int, id int64) any { return ws[i].doc(id) }
 }
 
+// forget drops what a write proved about name's capacity: a forced Set may have
+// moved it back, so that bigger counts fit again.
+func (c *coalescer) forget(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if q := c.queues[name]; q != nil {
+		q.tooMany, q.exhausted = 0, nil
+	}
+}
+
 // noteExhausted records on q that a write of n values failed with err, if err is
 // ErrExhausted: callers asking for n or more are then answered at once. c.mu must
 // be held.
@@ -278,8 +291,8 @@ func (c *coalescer) next(name string, q *queue) *batch {
 			taken++
 			continue
 		}
-		if b.sum > math.MaxInt64-w.n {
-			break // the sum would overflow, so it waits for the next batch
+		if b.sum > math.MaxInt64-w.n || c.maxCallers > 0 && len(b.waiters) == c.maxCallers {
+			break // the sum would overflow, or the batch is full: it waits for the next
 		}
 		b.sum += w.n
 		b.waiters = append(b.waiters, w)

@@ -644,3 +644,40 @@ func TestCoalescerDocumentErrorFailsOneCaller(t *testing.T) {
 	expectWrite(t, f, 1).release <- nil
 	expectRange(t, <-c, 3, 3)
 }
+
+// With a cap on the callers of one write, a write serves at most that many; the
+// others wait for the next, in arrival order.
+func TestCoalescerCapsCallersPerWrite(t *testing.T) {
+	f := newFakeStore(true)
+	h := newHarness(t, f)
+	h.c.maxCallers = 2
+	ctx := context.Background()
+
+	first := h.start(ctx, "a", 1)
+	w := expectWrite(t, f, 1) // held open while the others arrive
+	var outs []<-chan call
+	for range 3 {
+		outs = append(outs, h.start(ctx, "a", 1))
+	}
+	w.release <- nil
+	expectRange(t, <-first, 1, 1)
+	w = expectWrite(t, f, 2) // two of the three
+	w.release <- nil
+	expectRange(t, <-outs[0], 2, 2)
+	expectRange(t, <-outs[1], 3, 3)
+	w = expectWrite(t, f, 1) // the third
+	w.release <- nil
+	expectRange(t, <-outs[2], 4, 4)
+}
+
+// A forced Set can move a name back: what a write proved about the name's
+// capacity is forgotten.
+func TestCoalescerForgetClearsExhaustion(t *testing.T) {
+	c := newCoalescer(nil, nil, Options{WriteTimeout: time.Minute})
+	q := &queue{tooMany: 5, exhausted: ErrExhausted}
+	c.queues["a"] = q
+	c.forget("a")
+	if q.tooMany != 0 || q.exhausted != nil {
+		t.Errorf("after forget: tooMany %d, exhausted %v; want none", q.tooMany, q.exhausted)
+	}
+}

@@ -216,7 +216,11 @@ func (c *Counter) Set(ctx context.Context, name string, value int64, force bool)
 	if err := checkSet(name, value); err != nil {
 		return err
 	}
-	return wrap(c.set(ctx, name, value, force), "set", name)
+	err := c.set(ctx, name, value, force)
+	if err == nil && force {
+		c.coalescer.forget(name)
+	}
+	return wrap(err, "set", name)
 }
 
 func (c *Counter) set(ctx context.Context, name string, value int64, force bool) error {
@@ -243,8 +247,8 @@ func (c *Counter) set(ctx context.Context, name string, value int64, force bool)
 		// Either the document is one the filter refuses, or a concurrent call
 		// created it. mongod retries such an upsert itself, but not every server
 		// does.
-		if _, err := readCounter(ctx, c.coll, name); errors.Is(err, ErrInvalidCounter) {
-			return false, err
+		if _, err := readCounter(ctx, c.coll, name); err != nil && !errors.Is(err, ErrNotFound) {
+			return false, err // a document of another shape, or the read failed
 		}
 		return true, nil
 	})

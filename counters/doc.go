@@ -119,8 +119,10 @@
 // next write. That write reserves the sum of their counts with one $inc and gives
 // each caller its own sub-range, in arrival order. A process sends one write per
 // name at a time: the next write starts only once the last has returned. A write
-// abandoned at its deadline is the exception, since the server may still be
-// running it when the next one starts. A busy name therefore costs one round trip
+// abandoned at its deadline, or because every caller it served has left, is the
+// exception, since the server may still be running it when the next one starts
+// (harmless: each write is atomic on the server, so it costs a gap, never a
+// duplicate). A busy name therefore costs one round trip
 // per batch, not one per caller. The values a process hands out for a name are
 // unique and strictly increasing in completion order. They have gaps where a write
 // was abandoned or a caller left, as below.

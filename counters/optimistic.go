@@ -40,6 +40,7 @@ func NewOptimistic(db *mongo.Database, opts Options) *Optimistic {
 		now:      time.Now,
 	}
 	o.coalescer = newCoalescer(o.insertBatch, nil, opts)
+	o.coalescer.maxCallers = maxInsertBatch
 	return o
 }
 
@@ -101,6 +102,13 @@ func (o *Optimistic) insert(ctx context.Context, coll string, doc func(id int64)
 	return r.Last, err
 }
 
+// maxInsertBatch bounds the documents of one insertMany. An ordered insertMany
+// stops at its first error on mongod, so the documents after a duplicate key are
+// not inserted and their callers can be queued again. FerretDB 1.x (the
+// development store) inserts in chunks of 100 and goes on with the next chunk
+// after an error in one: a batch of at most 100 keeps to mongod's semantics there.
+const maxInsertBatch = 100
+
 // insertBatch is the optimistic loop for n documents, the batch of callers queued
 // behind the last write: it inserts build(i, max+1+i) for i < n into coll with one
 // ordered insertMany, and returns the ids it got. On a duplicate key in the first
@@ -122,9 +130,16 @@ func (o *Optimistic) insertBatch(ctx context.Context, coll string, n int64, buil
 		switch {
 		case err == nil:
 			return false, nil
+		case writeConcernFailed(err):
+			// Some documents may be in: retrying could insert them twice.
+			return false, err
 		case inserted > 0:
 			count = inserted
 			return false, nil
+		case documentRejected(err):
+			// The server refused the first caller's document itself (a validator,
+			// a key it does not take): that caller's error, not the others'.
+			return false, &docError{err}
 		case !mongo.IsDuplicateKeyError(err):
 			return false, err
 		}
@@ -170,6 +185,20 @@ func insertOrdered(ctx context.Context, c *mongo.Collection, first, count int64,
 		return int64(bwe.WriteErrors[0].Index), err
 	}
 	return 0, err
+}
+
+// documentRejected reports a write error on the first document of a write, other
+// than a duplicate key: the document itself is at fault.
+func documentRejected(err error) bool {
+	var we mongo.WriteException
+	if errors.As(err, &we) && len(we.WriteErrors) > 0 {
+		return we.WriteErrors[0].Index == 0 && we.WriteErrors[0].Code != 11000
+	}
+	var bwe mongo.BulkWriteException
+	if errors.As(err, &bwe) && len(bwe.WriteErrors) > 0 {
+		return bwe.WriteErrors[0].Index == 0 && bwe.WriteErrors[0].Code != 11000
+	}
+	return false
 }
 
 var maxIDOptions = options.FindOne().
@@ -254,7 +283,11 @@ func (o *Optimistic) Set(ctx context.Context, name string, value int64, force bo
 	if err := checkSet(name, value); err != nil {
 		return err
 	}
-	return wrap(o.set(ctx, name, value, force), "set", name)
+	err := o.set(ctx, name, value, force)
+	if err == nil && force {
+		o.coalescer.forget(o.ledger(name).Name())
+	}
+	return wrap(err, "set", name)
 }
 
 func (o *Optimistic) set(ctx context.Context, name string, value int64, force bool) error {

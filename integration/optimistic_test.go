@@ -4,7 +4,9 @@ package integration
 
 import (
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -212,4 +214,91 @@ func TestOptimisticLedger(t *testing.T) {
 		t.Errorf("after Set(2, force): %d ledger entries, %v; want 1 and 2", n, err)
 	}
 	mustNext(t, o, "audit", 3)
+}
+
+// One caller's document that the server refuses fails that caller alone, not the
+// others written in the same insertMany.
+func TestOptimisticRefusedDocumentFailsOneCaller(t *testing.T) {
+	ctx := testContext(t)
+	o := counters.NewOptimistic(be.Database(t), counters.Options{})
+	for round := range 10 {
+		var wg sync.WaitGroup
+		var failed atomic.Int64
+		for i := range 30 {
+			wg.Go(func() {
+				doc := bson.D{{Key: "k", Value: i}}
+				if i == 15 {
+					doc = bson.D{{Key: "$bad", Value: 1}} // no server takes a key starting with $
+				}
+				_, err := o.Insert(ctx, "app", doc)
+				switch {
+				case i == 15 && err == nil:
+					t.Errorf("round %d: the refused document was inserted", round)
+				case i != 15 && err != nil:
+					failed.Add(1)
+					t.Logf("round %d: caller %d: %v", round, i, err)
+				}
+			})
+		}
+		wg.Wait()
+		if n := failed.Load(); n > 0 {
+			t.Fatalf("round %d: %d callers failed for another caller's document", round, n)
+		}
+	}
+}
+
+// Two processes inserting into one collection, each with more callers than one
+// insertMany takes: every caller's document is stored once, under the _id the
+// caller was given.
+func TestOptimisticInsertTwoProcessesLargeBatches(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	dbs := []*mongo.Database{db, be.NewClient(t).Database(db.Name())}
+	const goroutines, each = 150, 8
+	var mu sync.Mutex
+	given := make(map[string]int64)
+	var wg sync.WaitGroup
+	for p, d := range dbs {
+		o := counters.NewOptimistic(d, counters.Options{MaxRetries: 1000})
+		for g := range goroutines {
+			wg.Go(func() {
+				for i := range each {
+					token := fmt.Sprintf("%d-%d-%d", p, g, i)
+					id, err := o.Insert(ctx, "app", bson.D{{Key: "token", Value: token}})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					given[token] = id
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+
+	cur, err := db.Collection("app").Find(ctx, bson.D{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []struct {
+		ID    int64  `bson:"_id"`
+		Token string `bson:"token"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		t.Fatal(err)
+	}
+	stored := make(map[string][]int64)
+	for _, d := range docs {
+		stored[d.Token] = append(stored[d.Token], d.ID)
+	}
+	for token, id := range given {
+		if ids := stored[token]; len(ids) != 1 || ids[0] != id {
+			t.Errorf("document %s stored under %v, its caller was given %d", token, ids, id)
+		}
+	}
+	if len(docs) != len(given) {
+		t.Errorf("%d documents stored for %d callers", len(docs), len(given))
+	}
 }
