@@ -363,6 +363,8 @@ func parseRequest(msg []byte) (request, bool) {
 		}
 	case wiremessage.OpQuery:
 		// Drivers open a connection with a legacy hello by OP_QUERY on admin.$cmd.
+		// The driver deprecates its OP_QUERY readers for building messages, but
+		// reading what clients still send is what they are for here.
 		_, rem, ok := wiremessage.ReadQueryFlags(rem)
 		if !ok {
 			return req, false

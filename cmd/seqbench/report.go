@@ -64,8 +64,6 @@ func cell(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
 }
 
-func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
 func formatMs(ms float64) string {
 	if ms < 1 {
 		return fmt.Sprintf("%.0f µs", ms*1000)
