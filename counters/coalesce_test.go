@@ -142,7 +142,7 @@ func expectWrite(t *testing.T, f *fakeStore, n int64) *fakeWrite {
 
 func expectRange(t *testing.T, got call, first, last int64) {
 	t.Helper()
-	if got.err != nil || got.r != (Range{first, last}) {
+	if got.err != nil || got.r != (Range{First: first, Last: last}) {
 		t.Errorf("got %v, %v; want %d…%d", got.r, got.err, first, last)
 	}
 }
@@ -485,7 +485,7 @@ func TestCoalescerOffWritesAlone(t *testing.T) {
 		got = append(got, o.r)
 	}
 	slices.SortFunc(got, func(a, b Range) int { return int(a.First - b.First) })
-	if want := []Range{{1, 2}, {3, 4}}; !slices.Equal(got, want) {
+	if want := []Range{{First: 1, Last: 2}, {First: 3, Last: 4}}; !slices.Equal(got, want) {
 		t.Errorf("ranges %v, want %v", got, want)
 	}
 	if want := []int{1, 1}; !slices.Equal(batches, want) {

@@ -10,6 +10,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/seqd/seqd"
 )
 
 // Counter is the "counter" strategy: one document {_id: name, seq: last} per
@@ -106,13 +108,16 @@ func (c *Counter) reserveBatch(ctx context.Context, name string, n int64, _ func
 	return last - n + 1, n, err
 }
 
-// Current returns the last value handed out for name.
-func (c *Counter) Current(ctx context.Context, name string) (int64, error) {
+// Current returns name as stored: its last value handed out and its mode.
+func (c *Counter) Current(ctx context.Context, name string) (Sequence, error) {
 	if !ValidName(name) {
-		return 0, invalidName("current", name)
+		return Sequence{}, invalidName("current", name)
 	}
 	v, err := readCounter(ctx, c.peek, name)
-	return v, wrap(err, "current", name)
+	if err != nil {
+		return Sequence{}, wrap(err, "current", name)
+	}
+	return Sequence{Name: name, Value: v, Mode: seqd.ModeStrict}, nil
 }
 
 // readCounter reads name's counter from coll.
@@ -271,7 +276,7 @@ func (c *Counter) List(ctx context.Context) ([]Sequence, error) {
 			continue // not a sequence: every name is a string
 		}
 		v, err := counterValue(name, d)
-		seqs = append(seqs, Sequence{Name: name, Value: v, Err: wrap(err, "list", name)})
+		seqs = append(seqs, Sequence{Name: name, Value: v, Mode: seqd.ModeStrict, Err: wrap(err, "list", name)})
 	}
 	return seqs, nil
 }

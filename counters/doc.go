@@ -25,7 +25,7 @@
 //	c.NextN(ctx, name, n) (Range, error)     n contiguous values First…Last, in one write
 //	o.Next(ctx, name) (int64, error)         the next value, recorded in the ledger with its time
 //	o.Insert(ctx, coll, doc) (int64, error)  inserts doc with _id max(_id)+1 and returns that _id
-//	s.Current(ctx, name) (int64, error)      the last value handed out, without taking one
+//	s.Current(ctx, name) (Sequence, error)   the sequence as stored (last value, mode), taking nothing
 //	s.Set(ctx, name, v, force) error         the next value will be v+1
 //	s.List(ctx) ([]Sequence, error)          every sequence with its value, ordered by name
 //

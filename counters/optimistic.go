@@ -12,6 +12,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/seqd/seqd"
 )
 
 // Optimistic is the "optimistic" strategy. It inserts max(_id)+1 and retries on a
@@ -263,16 +265,20 @@ func (o *Optimistic) NextN(ctx context.Context, name string, n int64) (Range, er
 	return Range{First: v, Last: v}, err
 }
 
-// Current returns the largest value in name's ledger.
-func (o *Optimistic) Current(ctx context.Context, name string) (int64, error) {
+// Current returns name with the largest value in its ledger. An optimistic
+// sequence is always strict.
+func (o *Optimistic) Current(ctx context.Context, name string) (Sequence, error) {
 	if !ValidName(name) {
-		return 0, invalidName("current", name)
+		return Sequence{}, invalidName("current", name)
 	}
 	v, found, err := maxID(ctx, o.db.Collection(LedgerPrefix+name, o.peekOpts))
 	if err == nil && !found {
 		err = ErrNotFound
 	}
-	return v, wrap(err, "current", name)
+	if err != nil {
+		return Sequence{}, wrap(err, "current", name)
+	}
+	return Sequence{Name: name, Value: v, Mode: seqd.ModeStrict}, nil
 }
 
 // Set moves name to value. Moving forward inserts a ledger entry with _id value,
@@ -341,7 +347,7 @@ func (o *Optimistic) List(ctx context.Context) ([]Sequence, error) {
 		case err != nil:
 			return nil, wrap(err, "list", "")
 		case found:
-			seqs = append(seqs, Sequence{Name: name, Value: v})
+			seqs = append(seqs, Sequence{Name: name, Value: v, Mode: seqd.ModeStrict})
 		}
 	}
 	return seqs, nil

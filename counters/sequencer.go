@@ -2,8 +2,8 @@ package counters
 
 import (
 	"context"
-	"errors"
-	"regexp"
+
+	"github.com/seqd/seqd"
 )
 
 // Strategy names, as the HTTP layer and configuration spell them.
@@ -12,22 +12,12 @@ const (
 	StrategyOptimistic = "optimistic"
 )
 
-// Range is a reserved run of values, First..Last inclusive.
-type Range struct {
-	First, Last int64
-}
-
-// Count is the number of values in r.
-func (r Range) Count() int64 { return r.Last - r.First + 1 }
-
-// Sequence is a named sequence and its current value (the last value handed out).
-// In a List, Err is set instead of Value for a sequence whose record seqd cannot
-// use (it wraps ErrInvalidCounter).
-type Sequence struct {
-	Name  string `json:"name"`
-	Value int64  `json:"value"`
-	Err   error  `json:"-"`
-}
+// Range, Sequence and the errors below are package seqd's, named here too so
+// that a library user needs only this package.
+type (
+	Range    = seqd.Range
+	Sequence = seqd.Sequence
+)
 
 // Sequencer is what both strategies do, for code that picks one at run time, as
 // seqd's HTTP layer does. An application that knows its strategy uses *Counter or
@@ -47,9 +37,10 @@ type Sequencer interface {
 	// math.MaxInt64, and ErrContention when the bounded retry gave up.
 	NextN(ctx context.Context, name string, n int64) (Range, error)
 
-	// Current returns the last value handed out, without reserving one.
-	// It returns ErrNotFound for a name that has never been used.
-	Current(ctx context.Context, name string) (int64, error)
+	// Current returns the sequence as stored: the last value handed out (in
+	// cached mode, the end of the last block reserved) and its mode, without
+	// reserving a value. It returns ErrNotFound for a name that has never been used.
+	Current(ctx context.Context, name string) (Sequence, error)
 
 	// Set moves the sequence to value, so that the next value handed out is value+1.
 	// It returns ErrBackwards when value is below the current value, unless force is
@@ -61,27 +52,21 @@ type Sequencer interface {
 	List(ctx context.Context) ([]Sequence, error)
 }
 
-// Errors the HTTP layer maps to statuses. Every error the strategies return for one
-// of these conditions wraps exactly one of them, so errors.Is works.
+// The errors the strategies return, package seqd's under the names this package
+// has always used. Every error the strategies return for one of these conditions
+// wraps exactly one of them, so errors.Is works with either name.
 var (
-	ErrInvalidName  = errors.New("invalid sequence name")
-	ErrInvalidCount = errors.New("invalid count")
-	ErrInvalidValue = errors.New("invalid value")
-	ErrNotFound     = errors.New("sequence not found")
-	ErrExhausted    = errors.New("sequence exhausted")
-	ErrContention   = errors.New("too much contention")
-	ErrBackwards    = errors.New("sequence would move backwards")
-	ErrUnavailable  = errors.New("backend unavailable")
-
-	// ErrInvalidCounter is a record that seqd did not write and cannot continue
-	// from: a counter document whose seq is not an integer from 0 to
-	// math.MaxInt64 (int32 or int64), or a ledger whose largest _id is not a whole
-	// number. seqd changes no such record; someone has to repair it.
-	ErrInvalidCounter = errors.New("the sequence's stored record is not one seqd can use")
+	ErrInvalidName    = seqd.ErrInvalidName
+	ErrInvalidCount   = seqd.ErrInvalidCount
+	ErrInvalidValue   = seqd.ErrInvalidValue
+	ErrInvalidMode    = seqd.ErrInvalidMode
+	ErrNotFound       = seqd.ErrNotFound
+	ErrExhausted      = seqd.ErrExhausted
+	ErrContention     = seqd.ErrContention
+	ErrBackwards      = seqd.ErrBackwards
+	ErrUnavailable    = seqd.ErrUnavailable
+	ErrInvalidCounter = seqd.ErrInvalidCounter
 )
 
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-
-// ValidName reports whether name may name a sequence:
-// 1 to 64 characters of [A-Za-z0-9_.-], starting with a letter or digit.
-func ValidName(name string) bool { return namePattern.MatchString(name) }
+// ValidName reports whether name may name a sequence (seqd.ValidName).
+func ValidName(name string) bool { return seqd.ValidName(name) }

@@ -310,6 +310,7 @@ type (
 	sequence struct {
 		Name  string `json:"name"`
 		Value int64  `json:"value"`
+		Mode  string `json:"mode,omitempty"`
 	}
 	listResponse struct {
 		Sequences []sequence `json:"sequences"`

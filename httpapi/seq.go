@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/seqd/seqd"
 	"github.com/seqd/seqd/counters"
 )
 
@@ -118,6 +119,13 @@ func nextValues(seqs sequencers, m *Metrics) echo.HandlerFunc {
 	}
 }
 
+// sequenceResponse is a sequence as GET and PUT /seq/{name} answer it.
+type sequenceResponse struct {
+	Name  string    `json:"name"`
+	Value int64     `json:"value"`
+	Mode  seqd.Mode `json:"mode,omitempty"`
+}
+
 // currentValue serves GET /seq/{name}: the last value handed out.
 func currentValue(seqs sequencers) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -125,11 +133,11 @@ func currentValue(seqs sequencers) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		v, err := seq.Current(c.Request().Context(), name)
+		s, err := seq.Current(c.Request().Context(), name)
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, counters.Sequence{Name: name, Value: v})
+		return c.JSON(http.StatusOK, sequenceResponse{Name: name, Value: s.Value, Mode: s.Mode})
 	}
 }
 
@@ -151,7 +159,7 @@ func setValue(seqs sequencers) echo.HandlerFunc {
 		if err := seq.Set(c.Request().Context(), name, value, force); err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, counters.Sequence{Name: name, Value: value})
+		return c.JSON(http.StatusOK, sequenceResponse{Name: name, Value: value})
 	}
 }
 

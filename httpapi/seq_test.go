@@ -188,7 +188,7 @@ func TestCurrent(t *testing.T) {
 	wantError(t, s.get(t, "/seq/orders"), http.StatusNotFound, "sequence_not_found")
 
 	s.get(t, "/seq/orders/next?count=7")
-	if got := decode[sequence](t, s.get(t, "/seq/orders"), http.StatusOK); got != (sequence{"orders", 7}) {
+	if got := decode[sequence](t, s.get(t, "/seq/orders"), http.StatusOK); got != (sequence{"orders", 7, "strict"}) {
 		t.Errorf("GET /seq/orders = %+v, want orders 7", got)
 	}
 	// Reading does not reserve.
@@ -220,11 +220,11 @@ func TestList(t *testing.T) {
 	s.counter.Store("c", 30)
 	s.optimistic.Store("z", 9)
 	got := decode[listResponse](t, s.get(t, "/seq"), http.StatusOK).Sequences
-	if want := []sequence{{"a", 1}, {"b", 2}, {"c", 30}}; !slices.Equal(got, want) {
+	if want := []sequence{{"a", 1, ""}, {"b", 2, ""}, {"c", 30, ""}}; !slices.Equal(got, want) {
 		t.Errorf("GET /seq = %+v, want %+v", got, want)
 	}
 	got = decode[listResponse](t, s.get(t, "/seq?strategy=optimistic"), http.StatusOK).Sequences
-	if want := []sequence{{"z", 9}}; !slices.Equal(got, want) {
+	if want := []sequence{{"z", 9, ""}}; !slices.Equal(got, want) {
 		t.Errorf("GET /seq?strategy=optimistic = %+v, want %+v", got, want)
 	}
 
@@ -295,7 +295,7 @@ func TestSet(t *testing.T) {
 				}
 				return
 			}
-			if got := decode[sequence](t, rec, http.StatusOK); got != (sequence{"orders", tt.want}) {
+			if got := decode[sequence](t, rec, http.StatusOK); got != (sequence{"orders", tt.want, ""}) {
 				t.Errorf("PUT answered %+v, want orders %d", got, tt.want)
 			}
 			if v, _ := s.counter.Value("orders"); v != tt.want {
@@ -352,7 +352,7 @@ func TestSetForce(t *testing.T) {
 	wantError(t, s.put(t, "/seq/orders?count=1", `{"value":5}`), http.StatusBadRequest, "unknown_parameter")
 	wantError(t, s.put(t, "/seq/orders?strategy=bogus", `{"value":5}`), http.StatusBadRequest, "invalid_strategy")
 
-	if got := decode[sequence](t, s.put(t, "/seq/orders?force=true", `{"value":5}`), http.StatusOK); got != (sequence{"orders", 5}) {
+	if got := decode[sequence](t, s.put(t, "/seq/orders?force=true", `{"value":5}`), http.StatusOK); got != (sequence{"orders", 5, ""}) {
 		t.Errorf("forced PUT answered %+v", got)
 	}
 	// The next value handed out is value+1.

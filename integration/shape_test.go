@@ -280,8 +280,8 @@ func TestReadsOfPeeksAndWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(s.Strategy()+" Next", false)
-		if v, err := s.Current(ctx, "a"); err != nil || v != 1 {
-			t.Errorf("%s Current = %d, %v; want 1", s.Strategy(), v, err)
+		if v, err := s.Current(ctx, "a"); err != nil || v.Value != 1 {
+			t.Errorf("%s Current = %+v, %v; want 1", s.Strategy(), v, err)
 		}
 		check(s.Strategy()+" Current", true)
 		if l, err := s.List(ctx); err != nil || len(l) != 1 {

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/seqd/seqd"
 	"github.com/seqd/seqd/counters"
 )
 
@@ -157,15 +158,15 @@ func (s *Sequencer) reserve(name string, n int64) (counters.Range, error) {
 }
 
 // Current returns the last value handed out of name.
-func (s *Sequencer) Current(ctx context.Context, name string) (int64, error) {
+func (s *Sequencer) Current(ctx context.Context, name string) (counters.Sequence, error) {
 	if err := s.begin(ctx, Call{Op: "current", Name: name}); err != nil {
-		return 0, err
+		return counters.Sequence{}, err
 	}
 	v, ok := s.Value(name)
 	if !ok {
-		return 0, fmt.Errorf("memseq: current %q: %w", name, counters.ErrNotFound)
+		return counters.Sequence{}, fmt.Errorf("memseq: current %q: %w", name, counters.ErrNotFound)
 	}
-	return v, nil
+	return counters.Sequence{Name: name, Value: v, Mode: seqd.ModeStrict}, nil
 }
 
 // Set moves name to value.
@@ -194,7 +195,7 @@ func (s *Sequencer) List(ctx context.Context) ([]counters.Sequence, error) {
 	defer s.mu.Unlock()
 	list := make([]counters.Sequence, 0, len(s.values))
 	for name, v := range s.values {
-		list = append(list, counters.Sequence{Name: name, Value: v})
+		list = append(list, counters.Sequence{Name: name, Value: v, Mode: seqd.ModeStrict})
 	}
 	slices.SortFunc(list, func(a, b counters.Sequence) int { return strings.Compare(a.Name, b.Name) })
 	return list, nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqd/seqd"
 	"github.com/seqd/seqd/counters"
 	"github.com/seqd/seqd/internal/memseq"
 )
@@ -22,8 +23,8 @@ func TestContract(t *testing.T) {
 	if r, err := s.NextN(ctx, "a", 3); r != (counters.Range{First: 2, Last: 4}) || err != nil {
 		t.Errorf("NextN(3) = %+v, %v; want 2..4", r, err)
 	}
-	if v, err := s.Current(ctx, "a"); v != 4 || err != nil {
-		t.Errorf("Current = %d, %v; want 4", v, err)
+	if got, err := s.Current(ctx, "a"); got.Value != 4 || got.Mode != seqd.ModeStrict || err != nil {
+		t.Errorf("Current = %+v, %v; want 4, strict", got, err)
 	}
 	for _, tc := range []struct {
 		what string
@@ -62,7 +63,7 @@ func TestContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []counters.Sequence{{Name: "a", Value: 2}, {Name: "m", Value: 7}, {Name: "z", Value: math.MaxInt64}}
+	want := []counters.Sequence{{Name: "a", Value: 2, Mode: seqd.ModeStrict}, {Name: "m", Value: 7, Mode: seqd.ModeStrict}, {Name: "z", Value: math.MaxInt64, Mode: seqd.ModeStrict}}
 	if !slices.Equal(list, want) {
 		t.Errorf("List = %+v, want %+v", list, want)
 	}

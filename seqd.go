@@ -1,0 +1,100 @@
+// Package seqd holds what every part of seqd shares: a range of values, a
+// sequence as stored, its mode, the errors the API and the libraries return, and
+// the rule for a sequence's name. It imports nothing outside the standard
+// library, so the HTTP client (package client) and the block allocator (package
+// blocks) can use it without pulling in the MongoDB driver or Echo.
+//
+// Package counters keeps sequences in MongoDB and returns these values; its
+// Err… variables are these same errors, so errors.Is works with either name.
+package seqd
+
+import (
+	"errors"
+	"regexp"
+)
+
+// Range is a reserved run of values, First..Last inclusive.
+type Range struct {
+	First, Last int64
+}
+
+// Count is the number of values in r.
+func (r Range) Count() int64 { return r.Last - r.First + 1 }
+
+// Mode is how a sequence hands out values. It is stored with the sequence, so
+// every instance and process agrees on it.
+type Mode string
+
+const (
+	// ModeStrict takes every value from a write to the store: values are
+	// linearizable across instances and processes, and gapless while writes
+	// succeed. It is the default.
+	ModeStrict Mode = "strict"
+	// ModeCached serves values from blocks each instance reserves with one write:
+	// unique across all instances and clients, strictly increasing within one
+	// instance, no order across instances; a crash loses at most the unused rest
+	// of the blocks that instance held.
+	ModeCached Mode = "cached"
+)
+
+// Sequence is a named sequence as stored: its current value (the last value
+// handed out, or the end of the last block reserved in cached mode) and its
+// mode. In a List, Err is set instead of the rest for a sequence whose record
+// seqd cannot use (it wraps ErrInvalidCounter).
+type Sequence struct {
+	Name  string
+	Value int64
+	Mode  Mode // ModeStrict for a sequence that never had a mode set
+
+	// MinBlock and MaxBlock bound the size of a cached block; zero means the
+	// instance's default.
+	MinBlock, MaxBlock int64
+
+	// Blocks counts cached mode's values over every instance, as they reported
+	// them to the store.
+	Blocks BlockCounts
+
+	Err error
+}
+
+// BlockCounts is cached mode's accounting for one sequence, summed over every
+// instance. Reserved values are served, returned (given back at a clean stop, to
+// be handed out again), or neither: Unaccounted.
+type BlockCounts struct {
+	Reserved int64 // values reserved in blocks
+	Served   int64 // values handed out from blocks, as reported at each block fetch and at a clean stop
+	Returned int64 // values given back at a clean stop
+}
+
+// Unaccounted is what instances hold now in their blocks, plus what was lost:
+// values skipped to keep a count contiguous, and the blocks of instances that
+// stopped without a clean stop (counting what they served since their last
+// report).
+func (b BlockCounts) Unaccounted() int64 { return b.Reserved - b.Served - b.Returned }
+
+// Errors every implementation returns for these conditions, wrapped with the
+// operation and the sequence's name, so errors.Is works. The HTTP API maps each
+// to a status, and the client maps those statuses back.
+var (
+	ErrInvalidName  = errors.New("invalid sequence name")
+	ErrInvalidCount = errors.New("invalid count")
+	ErrInvalidValue = errors.New("invalid value")
+	ErrInvalidMode  = errors.New("invalid mode")
+	ErrNotFound     = errors.New("sequence not found")
+	ErrExhausted    = errors.New("sequence exhausted")
+	ErrContention   = errors.New("too much contention")
+	ErrBackwards    = errors.New("sequence would move backwards")
+	ErrUnavailable  = errors.New("backend unavailable")
+
+	// ErrInvalidCounter is a record that seqd did not write and cannot continue
+	// from: a counter document whose seq is not an integer from 0 to
+	// math.MaxInt64 (int32 or int64), or a ledger whose largest _id is not a whole
+	// number. seqd changes no such record; someone has to repair it.
+	ErrInvalidCounter = errors.New("the sequence's stored record is not one seqd can use")
+)
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// ValidName reports whether name may name a sequence:
+// 1 to 64 characters of [A-Za-z0-9_.-], starting with a letter or digit.
+func ValidName(name string) bool { return namePattern.MatchString(name) }
