@@ -38,7 +38,8 @@ type config struct {
 	timeout          time.Duration // per request
 	token            string
 	expectContiguous bool
-	maxErrors        int64 // -1: no bound
+	ranges           string // seq only: file for the values received, as ranges
+	maxErrors        int64  // -1: no bound
 	json             bool
 	progress         time.Duration // 0: no progress lines
 }
@@ -133,6 +134,7 @@ flags:
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "bound on each request")
 	fs.StringVar(&c.token, "token", "", "bearer token, sent as Authorization: Bearer …")
 	fs.BoolVar(&c.expectContiguous, "expect-contiguous", false, "seq: fail unless the values received form one run without gaps")
+	fs.StringVar(&c.ranges, "ranges", "", "seq: write the values received to this `file`, as ascending ranges \"first last\" one a line")
 	fs.Int64Var(&c.maxErrors, "max-errors", -1, "stop and fail once more than this many requests have failed; -1: never")
 	fs.BoolVar(&c.json, "json", false, "print the summary as one JSON object")
 	fs.DurationVar(&c.progress, "progress", time.Second, "interval of the progress lines on stderr (0: none)")
@@ -172,7 +174,7 @@ flags:
 		return c, usagef("no bound: give -d or -n")
 	}
 	if c.target == targetOID {
-		for _, f := range []string{"name", "strategy", "expect-contiguous"} {
+		for _, f := range []string{"name", "strategy", "expect-contiguous", "ranges"} {
 			if set[f] {
 				return c, usagef("-%s applies to -target seq only", f)
 			}

@@ -20,6 +20,10 @@
 //     missing (reported: min, max, how many are missing and where). A failed request may
 //     have reserved values all the same, so gaps are only checked when asked for.
 //
+// With -ranges FILE, a sequence run also writes every value it received to FILE as
+// ascending ranges, "first last" one a line (internal/history), so that the values of
+// several seqload processes can be checked for uniqueness together.
+//
 // Examples:
 //
 //	seqload -addr localhost:8080 -c 16 -d 10s
@@ -132,6 +136,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		return fmt.Errorf("writing the summary: %w", err)
+	}
+	if cfg.ranges != "" {
+		if err := writeRanges(cfg.ranges, out); err != nil {
+			return err
+		}
 	}
 	if !s.Passed {
 		errs := make([]error, len(s.Failures))

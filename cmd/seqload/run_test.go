@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -110,6 +112,19 @@ func TestRunRequestBoundExact(t *testing.T) {
 	checkCounts(t, s, f)
 	if requests, _, _, _ := f.served(); requests != 37 || s.Requests != 37 || s.Failed != 9 {
 		t.Errorf("fake served %d, summary %d requests %d failed; want 37 and 9", requests, s.Requests, s.Failed)
+	}
+}
+
+// -ranges writes what the clients received, merged into ascending ranges: with a
+// correct sequence, one range.
+func TestRunRanges(t *testing.T) {
+	_, url := newFake(t, &fake{})
+	path := filepath.Join(t.TempDir(), "ranges")
+	if _, err := runJSON(t, t.Context(), "-addr", url, "-c", "4", "-n", "50", "-count", "3", "-target", "seq", "-ranges", path); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if got, err := os.ReadFile(path); string(got) != "1 150\n" || err != nil {
+		t.Errorf("-ranges file: %q, %v; want \"1 150\\n\"", got, err)
 	}
 }
 
@@ -364,6 +379,7 @@ func TestRunUsage(t *testing.T) {
 		{"-addr", "ftp://x"},
 		{"-addr", "a:1,http://a:1/"},
 		{"-name", "x"},
+		{"-ranges", "x"},
 		{"-target", "seq", "-layout", "legacy"},
 		{"-target", "seq", "-strategy", "fast"},
 		{"-target", "seq", "-name", ""},

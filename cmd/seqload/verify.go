@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -84,27 +86,7 @@ type seqOp struct {
 // the server all the same, which the report points out. began is what the seqOp times
 // count from.
 func verifySequence(began time.Time, streams []stream[seqOp], contiguous bool, failed int64) verdict {
-	// The history is every stream's ops one after another; op(i) finds the i-th.
-	var (
-		ops     []stream[seqOp] // the streams with at least one op
-		offsets []int           // index of the first op of each, ascending
-		labels  []string
-		n       int
-	)
-	for _, s := range streams {
-		if len(s.values) > 0 {
-			ops, offsets, labels = append(ops, s), append(offsets, n), append(labels, s.label())
-			n += len(s.values)
-		}
-	}
-	op := func(i int) history.Op {
-		k, found := slices.BinarySearch(offsets, i)
-		if !found {
-			k--
-		}
-		o := ops[k].values[i-offsets[k]]
-		return history.Op{Client: labels[k], Start: began.Add(o.start), End: began.Add(o.end), First: o.first, Last: o.last}
-	}
+	n, op := seqHistory(began, streams)
 	r := history.CheckFunc(n, op, history.Options{Contiguous: contiguous})
 
 	v := verdict{
@@ -134,6 +116,49 @@ func verifySequence(began time.Time, streams []stream[seqOp], contiguous bool, f
 		v.failures = append(v.failures, msg)
 	}
 	return v
+}
+
+// seqHistory is the requests of every stream, one after another, as a history of n ops
+// for package history: op(i) builds the i-th.
+func seqHistory(began time.Time, streams []stream[seqOp]) (n int, op func(i int) history.Op) {
+	var (
+		ops     []stream[seqOp] // the streams with at least one op
+		offsets []int           // index of the first op of each, ascending
+		labels  []string
+	)
+	for _, s := range streams {
+		if len(s.values) > 0 {
+			ops, offsets, labels = append(ops, s), append(offsets, n), append(labels, s.label())
+			n += len(s.values)
+		}
+	}
+	return n, func(i int) history.Op {
+		k, found := slices.BinarySearch(offsets, i)
+		if !found {
+			k--
+		}
+		o := ops[k].values[i-offsets[k]]
+		return history.Op{Client: labels[k], Start: began.Add(o.start), End: began.Add(o.end), First: o.first, Last: o.last}
+	}
+}
+
+// writeRanges writes the sequence values every client of out received to the file
+// path, as ascending ranges (history.WriteRanges), for a check of uniqueness across
+// processes.
+func writeRanges(path string, out outcome) error {
+	streams := make([]stream[seqOp], len(out.workers))
+	for i, w := range out.workers {
+		streams[i] = stream[seqOp]{w.client, w.addr, w.seqs}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("-ranges: %w", err)
+	}
+	n, op := seqHistory(out.began, streams)
+	if err := errors.Join(history.WriteRanges(f, n, op), f.Close()); err != nil {
+		return fmt.Errorf("-ranges: %w", err)
+	}
+	return nil
 }
 
 // orderViolations counts the values that are not strictly above the one before them and
