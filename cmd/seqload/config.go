@@ -39,6 +39,8 @@ type config struct {
 	token            string
 	expectContiguous bool
 	ranges           string // seq only: file for the values received, as ranges
+	mode             string // seq only: "strict" or "cached", set before the load; "" leaves it
+	adminToken       string // for -mode
 	maxErrors        int64  // -1: no bound
 	json             bool
 	progress         time.Duration // 0: no progress lines
@@ -133,6 +135,8 @@ flags:
 	fs.Int64Var(&c.requests, "n", 0, "how many requests to send in all (0: until -d)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "bound on each request")
 	fs.StringVar(&c.token, "token", "", "bearer token, sent as Authorization: Bearer …")
+	fs.StringVar(&c.mode, "mode", "", "seq: put the sequence in this mode, strict or cached, on every address before the load (needs -admin-token)")
+	fs.StringVar(&c.adminToken, "admin-token", "", "seqd's admin token, for -mode")
 	fs.BoolVar(&c.expectContiguous, "expect-contiguous", false, "seq: fail unless the values received form one run without gaps")
 	fs.StringVar(&c.ranges, "ranges", "", "seq: write the values received to this `file`, as ascending ranges \"first last\" one a line")
 	fs.Int64Var(&c.maxErrors, "max-errors", -1, "stop and fail once more than this many requests have failed; -1: never")
@@ -174,7 +178,7 @@ flags:
 		return c, usagef("no bound: give -d or -n")
 	}
 	if c.target == targetOID {
-		for _, f := range []string{"name", "strategy", "expect-contiguous", "ranges"} {
+		for _, f := range []string{"name", "strategy", "expect-contiguous", "ranges", "mode"} {
 			if set[f] {
 				return c, usagef("-%s applies to -target seq only", f)
 			}
@@ -188,6 +192,9 @@ flags:
 		}
 		if c.strategy != "" && c.strategy != strategyCounter && c.strategy != strategyOptimistic {
 			return c, usagef("-strategy %q: want %s or %s", c.strategy, strategyCounter, strategyOptimistic)
+		}
+		if c.mode != "" && c.mode != "strict" && c.mode != "cached" || c.mode != "" && c.adminToken == "" {
+			return c, usagef("-mode %q: want strict or cached, with -admin-token", c.mode)
 		}
 	}
 	return c, nil

@@ -41,6 +41,7 @@ type fake struct {
 	values   int    // values in 2xx answers
 	statuses map[int]int
 	uris     map[string]int
+	modes    []string // bodies of PUT /seq/{name}, in arrival order
 }
 
 func newFake(t *testing.T, f *fake) (*fake, string) {
@@ -51,6 +52,7 @@ func newFake(t *testing.T, f *fake) (*fake, string) {
 	mux.HandleFunc("GET /oid", f.handle(f.oids))
 	mux.HandleFunc("GET /seq/{name}/next", f.handle(f.next))
 	mux.HandleFunc("POST /seq/{name}/next", f.handle(f.next))
+	mux.HandleFunc("PUT /seq/{name}", f.setMode)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return f, srv.URL
@@ -151,6 +153,26 @@ func (f *fake) next(r *http.Request, count int, b behavior) (any, int) {
 	}
 	f.last = body
 	return body, count
+}
+
+// setMode takes PUT /seq/{name} with the admin token "admin", as seqd does: it
+// counts as a request, and answers the sequence.
+func (f *fake) setMode(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.requests++
+	var body struct{ Mode string }
+	switch {
+	case r.Header.Get("Authorization") != "Bearer admin":
+		w.WriteHeader(http.StatusForbidden)
+		json.NewEncoder(w).Encode(apiError("forbidden", "not the admin token"))
+	case json.NewDecoder(r.Body).Decode(&body) != nil || body.Mode != "strict" && body.Mode != "cached":
+		w.WriteHeader(http.StatusBadRequest)
+		json.NewEncoder(w).Encode(apiError("invalid_mode", "bad mode"))
+	default:
+		f.modes = append(f.modes, body.Mode)
+		json.NewEncoder(w).Encode(map[string]any{"name": r.PathValue("name"), "value": f.seq, "mode": body.Mode})
+	}
 }
 
 // served returns the fake's counts, under its lock.

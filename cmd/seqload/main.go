@@ -20,6 +20,9 @@
 //     missing (reported: min, max, how many are missing and where). A failed request may
 //     have reserved values all the same, so gaps are only checked when asked for.
 //
+// With -mode strict or -mode cached (and -admin-token), seqload first puts the sequence
+// in that mode on every address (PUT /seq/{name}), then loads it.
+//
 // With -ranges FILE, a sequence run also writes every value it received to FILE as
 // ascending ranges, "first last" one a line (internal/history), so that the values of
 // several seqload processes can be checked for uniqueness together.
@@ -127,6 +130,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	context.AfterFunc(ctx, stop)
 
+	if cfg.mode != "" {
+		if err := setMode(ctx, cfg); err != nil {
+			return err
+		}
+	}
 	out := runLoad(ctx, cfg, stderr)
 	s := summarize(cfg, out)
 	if cfg.json {

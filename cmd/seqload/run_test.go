@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -125,6 +126,24 @@ func TestRunRanges(t *testing.T) {
 	}
 	if got, err := os.ReadFile(path); string(got) != "1 150\n" || err != nil {
 		t.Errorf("-ranges file: %q, %v; want \"1 150\\n\"", got, err)
+	}
+}
+
+// -mode puts the sequence in that mode before the load; a refused PUT fails the run
+// before any load.
+func TestRunMode(t *testing.T) {
+	f, url := newFake(t, &fake{})
+	s, err := runJSON(t, t.Context(), "-addr", url, "-c", "2", "-n", "10", "-target", "seq", "-mode", "cached", "-admin-token", "admin")
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if requests, _, _, _ := f.served(); len(f.modes) != 1 || f.modes[0] != "cached" || requests != 11 || s.Requests != 10 {
+		t.Errorf("PUTs %q, %d requests in all, %d in the summary; want one cached and 10 more for the load", f.modes, requests, s.Requests)
+	}
+	var stdout bytes.Buffer
+	err = run(t.Context(), []string{"-addr", url, "-n", "10", "-target", "seq", "-mode", "cached", "-admin-token", "wrong"}, &stdout, io.Discard)
+	if requests, _, _, _ := f.served(); err == nil || !strings.Contains(err.Error(), "403") || stdout.Len() > 0 || requests != 12 {
+		t.Errorf("run with a wrong admin token: %v, printed %q, %d requests; want a 403 error, no summary and no load", err, stdout.String(), requests)
 	}
 }
 
@@ -380,6 +399,9 @@ func TestRunUsage(t *testing.T) {
 		{"-addr", "a:1,http://a:1/"},
 		{"-name", "x"},
 		{"-ranges", "x"},
+		{"-mode", "cached", "-admin-token", "t"},
+		{"-target", "seq", "-mode", "cached"},
+		{"-target", "seq", "-mode", "fast", "-admin-token", "t"},
 		{"-target", "seq", "-layout", "legacy"},
 		{"-target", "seq", "-strategy", "fast"},
 		{"-target", "seq", "-name", ""},
