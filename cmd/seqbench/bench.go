@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/procfs"
-
 	"github.com/seqd/seqd/internal/loadreport"
 	"github.com/seqd/seqd/internal/metrics"
 	"github.com/seqd/seqd/internal/proc"
@@ -67,7 +65,7 @@ func (b *bench) setup(ctx context.Context) error {
 		name       string
 		noCoalesce bool
 	}{{&b.seqd, "seqd (coalescing)", false}, {&b.off, "seqd (SEQD_NO_COALESCE=true)", true}} {
-		env := []string{"MONGODB_URI=" + b.store.URI(), "SEQD_DB=seqbench", fmt.Sprintf("SEQD_NO_COALESCE=%t", s.noCoalesce)}
+		env := []string{"MONGODB_URI=" + b.store.URI(), "SEQD_DB=seqbench", fmt.Sprintf("SEQD_NO_COALESCE=%t", s.noCoalesce), "SEQD_ADMIN_TOKEN=" + adminToken}
 		seqd, err := proc.StartSeqd(ctx, bins[0], env)
 		if err != nil {
 			return err
@@ -152,9 +150,9 @@ func (r loadRun) serverCPUPerRequest() time.Duration {
 // exits 1 when a check failed; its summary says which, and what that means is the
 // figure's to judge. A run without a summary is an error.
 func (b *bench) load(ctx context.Context, figure int, srv *server, args ...string) (loadRun, error) {
-	run := loadRun{figure: figure, server: srv.name, args: shellJoin(args)}
+	run := loadRun{figure: figure, server: srv.name, args: proc.ShellJoin(args)}
 	args = append([]string{"-addr", srv.url, "-json", "-progress", "0", "-timeout", "10s"}, args...)
-	b.logf("  seqload %s", shellJoin(args))
+	b.logf("  seqload %s", proc.ShellJoin(args))
 	before, err := b.counts(ctx, srv)
 	if err != nil {
 		return run, err
@@ -164,9 +162,9 @@ func (b *bench) load(ctx context.Context, figure int, srv *server, args ...strin
 	cmd := proc.Command(lctx, b.seqloadBin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	serverCPU, storeCPU := processCPU(srv.proc.Pid()), processCPU(b.store.Pid())
+	serverCPU, storeCPU := srv.proc.CPUTime(), b.store.CPUTime()
 	runErr := cmd.Run()
-	run.cpuServer, run.cpuStore = processCPU(srv.proc.Pid())-serverCPU, processCPU(b.store.Pid())-storeCPU
+	run.cpuServer, run.cpuStore = srv.proc.CPUTime()-serverCPU, b.store.CPUTime()-storeCPU
 	if cmd.ProcessState != nil {
 		run.cpuLoad = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
@@ -177,7 +175,7 @@ func (b *bench) load(ctx context.Context, figure int, srv *server, args ...strin
 		return run, err
 	}
 	if run.Summary, err = loadreport.Read(stdout.Bytes()); err != nil {
-		return run, fmt.Errorf("seqload %s: %w (exit: %v; stderr: %s)", shellJoin(args), err, runErr, clip(stderr.String(), 500))
+		return run, fmt.Errorf("seqload %s: %w (exit: %v; stderr: %s)", proc.ShellJoin(args), err, runErr, clip(stderr.String(), 500))
 	}
 	after, err := b.counts(ctx, srv)
 	if err != nil {
@@ -188,15 +186,4 @@ func (b *bench) load(ctx context.Context, figure int, srv *server, args ...strin
 		b.runs = append(b.runs, run)
 	}
 	return run, nil
-}
-
-// processCPU is the user plus system CPU time a running process has used, 0 where
-// /proc cannot tell.
-func processCPU(pid int) time.Duration {
-	p, err := procfs.NewProc(pid)
-	st, err2 := p.Stat()
-	if err != nil || err2 != nil {
-		return 0
-	}
-	return time.Duration(st.CPUTime() * float64(time.Second))
 }

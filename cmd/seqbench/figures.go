@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/seqd/seqd/internal/proc"
 )
 
 // The loads' shapes. The machine has few cores, so concurrencies beyond a few dozen
@@ -31,6 +33,9 @@ var figures = []figure{
 	{"/seq/{name}/next?count=1000 values/s", figureBatch(5, "/seq/{name}/next?count=1000 values/s", 16, "-target", "seq", "-name", "fig5", "-expect-contiguous")},
 	{"c = 1 latency of /seq/{name}/next vs a raw driver round trip", figureLatency},
 	{"optimistic strategy: values/s, retries, contention", figureOptimistic},
+	{"cached /seq/{name}/next vs GET /oid and one findOneAndUpdate per request", figureCached},
+	{"the Go client's local cache in one process", figureClientCache},
+	{"the Go client's local cache in several processes: no value twice", figureClientProcesses},
 }
 
 // figureResult is what a figure found: its table rows, and notes that explain them,
@@ -162,7 +167,15 @@ func figureLatency(ctx context.Context, b *bench, res *figureResult) error {
 	// The driver's calls, half before the seqload runs and half after, so that a machine
 	// that gets busier or quieter meanwhile moves both sides.
 	driverArgs := []string{"-bench", "^BenchmarkDriverRoundTrip$", "-benchtime", strconv.Itoa(latencyCalls/2) + "x", "./cmd/seqbench/"}
-	before, err := b.driverRoundTrips(ctx, driverArgs)
+	driverRoundTrips := func() (map[string]float64, error) { // against the dev store: its metrics by unit
+		results, err := b.goBench(ctx, []string{"MONGODB_URI=" + b.store.URI()}, driverArgs...)
+		if err != nil {
+			return nil, err
+		}
+		r, _, err := results.Get("DriverRoundTrip")
+		return r, err
+	}
+	before, err := driverRoundTrips()
 	if err != nil {
 		return err
 	}
@@ -179,7 +192,7 @@ func figureLatency(ctx context.Context, b *bench, res *figureResult) error {
 	if err != nil {
 		return err
 	}
-	after, err := b.driverRoundTrips(ctx, driverArgs)
+	after, err := driverRoundTrips()
 	if err != nil {
 		return err
 	}
@@ -191,24 +204,10 @@ func figureLatency(ctx context.Context, b *bench, res *figureResult) error {
 	res.note("The driver's p50 and p99 are the means of `MONGODB_URI=STORE go test -run '^$' %s` before the seqload runs (p50 %s) and after (p50 %s): their spread is the machine's noise. "+
 		"The HTTP floor, GET /oid at c = 1 from the same client to the same seqd, is p50 %s, so %s of seqd's p50 is neither HTTP nor the backend. "+
 		"Without coalescing (one findOneAndUpdate per request) seqd's c = 1 latency is p50 %s, p99 %s (%.2f× and %.2f× the driver's): the difference is the coalescer's hand-off.",
-		shellJoin(driverArgs), formatMs(before["p50-ns"]/1e6), formatMs(after["p50-ns"]/1e6), formatMs(floor.LatencyP50Ms),
+		proc.ShellJoin(driverArgs), formatMs(before["p50-ns"]/1e6), formatMs(after["p50-ns"]/1e6), formatMs(floor.LatencyP50Ms),
 		formatMs(with.LatencyP50Ms-p50-floor.LatencyP50Ms), formatMs(without.LatencyP50Ms), formatMs(without.LatencyP99Ms),
 		without.LatencyP50Ms/p50, without.LatencyP99Ms/p99)
 	return nil
-}
-
-// driverRoundTrips runs BenchmarkDriverRoundTrip against the dev store and returns
-// its metrics by unit.
-func (b *bench) driverRoundTrips(ctx context.Context, args []string) (map[string]float64, error) {
-	results, err := b.goBench(ctx, []string{"MONGODB_URI=" + b.store.URI()}, args...)
-	if err != nil {
-		return nil, err
-	}
-	r, _, ok := results.find("DriverRoundTrip")
-	if !ok {
-		return nil, errors.New("no BenchmarkDriverRoundTrip in the output")
-	}
-	return r, nil
 }
 
 func figureOptimistic(ctx context.Context, b *bench, res *figureResult) error {

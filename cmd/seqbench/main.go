@@ -23,6 +23,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/seqd/seqd/internal/proc"
 )
 
 func main() {
@@ -48,11 +50,11 @@ type config struct {
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
-	c := config{command: strings.TrimSpace("seqbench " + shellJoin(args))}
+	c := config{command: strings.TrimSpace("seqbench " + proc.ShellJoin(args))}
 	fs := flag.NewFlagSet("seqbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.DurationVar(&c.duration, "d", 5*time.Second, "duration of each load")
-	only := fs.String("only", "1,2,3,4,5,6,7", "comma-separated figures to run")
+	only := fs.String("only", "1,2,3,4,5,6,7,8,9,10", "comma-separated figures to run")
 	fs.StringVar(&c.out, "out", "", "also write the Markdown report to this `file`")
 	if err := fs.Parse(args); err != nil {
 		return c, err

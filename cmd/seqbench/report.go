@@ -87,18 +87,6 @@ func formatCount(v float64) string {
 	return s
 }
 
-// shellJoin writes args as a shell would need them, quoting what needs quoting.
-func shellJoin(args []string) string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$*?[]{}()<>|&;^#~") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		out[i] = a
-	}
-	return strings.Join(out, " ")
-}
-
 // clip shortens s to about n bytes for a message.
 func clip(s string, n int) string {
 	if len(s) <= n {

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,4 +68,15 @@ func ReadRanges(r io.Reader, client string) ([]Op, error) {
 		return nil, fmt.Errorf("history: read ranges of %s: %w", client, err)
 	}
 	return ops, nil
+}
+
+// ReadRangesFile reads the file path that WriteRanges wrote, as ReadRanges with the
+// path for the client.
+func ReadRangesFile(path string) ([]Op, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	defer f.Close()
+	return ReadRanges(f, path)
 }

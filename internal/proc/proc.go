@@ -17,9 +17,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // Timeouts that apply when the caller's context has no deadline.
@@ -84,6 +87,17 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // Done is closed once the process has exited, for whatever reason.
 func (p *Process) Done() <-chan struct{} { return p.done }
+
+// CPUTime is the user plus system CPU time the process has used so far, 0 where /proc
+// cannot tell (after it exited, or on a system without /proc).
+func (p *Process) CPUTime() time.Duration {
+	proc, err := procfs.NewProc(p.Pid())
+	st, err2 := proc.Stat()
+	if err != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(st.CPUTime() * float64(time.Second))
+}
 
 // Output returns the end of the server's standard output and error, for failure
 // messages.
@@ -160,6 +174,19 @@ func Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd.Cancel = func() error { return interruptGroup(cmd) }
 	cmd.WaitDelay = 15 * time.Second
 	return cmd
+}
+
+// ShellJoin writes args as a shell would need them, quoting what needs quoting: a
+// command line for a log or a report that a reader can paste.
+func ShellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$*?[]{}()<>|&;^#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
 }
 
 // readyWatch is a server's standard output: it copies everything to out and

@@ -178,3 +178,9 @@ func TestBuildNestedModule(t *testing.T) {
 		t.Errorf("%s -h: %s", bin, out)
 	}
 }
+
+func TestShellJoin(t *testing.T) {
+	if got := ShellJoin([]string{"test", "-run", "^$", "-bench", ".", "it's", ""}); got != `test -run '^$' -bench . 'it'\''s' ''` {
+		t.Errorf("ShellJoin: %s", got)
+	}
+}
