@@ -128,6 +128,19 @@ func makeCached(t *testing.T, srv *proc.Seqd, name string) {
 	}
 }
 
+// waitMode waits until every one of seqds says, in its /seq/{name}/status, that it
+// serves name in mode: within the mode refresh (1 s) and a round trip of a switch.
+func waitMode(t *testing.T, ctx context.Context, name, mode string, seqds ...*proc.Seqd) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for _, srv := range seqds {
+		pollUntil(t, ctx, fmt.Sprintf("%s to serve %s %s", srv.Addr(), name, mode), func() (bool, error) {
+			return getStatus(t, srv, name).Mode == mode, nil
+		})
+	}
+}
+
 // byProcess keeps the answers of a run by the seqd process that gave them: a
 // restarted instance is a new process, with an order of its own.
 type byProcess struct {
@@ -173,10 +186,14 @@ func (b *byProcess) check(t *testing.T) history.Result {
 // what the others hold or skipped at the end.
 func TestCachedProcessKilledUnderLoad(t *testing.T) {
 	ctx := testContext(t)
-	const perSeqd = 8 // clients on each instance
+	const (
+		perSeqd  = 8    // clients on each instance
+		perPhase = 3000 // answers from each instance before the kill, and from the restarted one
+	)
 	c := startCluster(t, 2, 2*perSeqd)
 	const name = "cached-killed"
 	makeCached(t, c.seqds[0], name)
+	waitMode(t, ctx, name, "cached", c.seqds...)
 	var answers byProcess
 	var seen tally
 	fail := &failures{t: t}
@@ -214,22 +231,22 @@ func TestCachedProcessKilledUnderLoad(t *testing.T) {
 		}
 		failed(call)
 	})
-	waitFor(t, ctx, seen.reach("seqd-0", 1000), "1000 answers from seqd-0")
-	waitFor(t, ctx, seen.reach("seqd-1", 1000), "1000 answers from seqd-1")
+	waitFor(t, ctx, seen.reach("seqd-0", perPhase), fmt.Sprintf("%d answers from seqd-0", perPhase))
+	waitFor(t, ctx, seen.reach("seqd-1", perPhase), fmt.Sprintf("%d answers from seqd-1", perPhase))
 
 	held := getStatus(t, victim, name)
-	if held.Mode != "cached" || held.Current == nil {
-		t.Fatalf("seqd-1 under load on a cached sequence: status %+v, want mode cached with a current block", held)
+	if held.Mode != "cached" {
+		t.Fatalf("seqd-1 under load on a cached sequence: status %+v", held)
 	}
 	killing.Store(true)
 	victim.Kill()
 	waitFor(t, ctx, allFailed, "every client of seqd-1 to see the kill")
 	victimLoad.stop()
-	waitFor(t, ctx, seen.more("seqd-0", 500), "500 answers from seqd-0 after the kill")
+	waitFor(t, ctx, seen.more("seqd-0", perPhase/4), "answers from seqd-0 after the kill")
 
 	restarted := startSeqdAt(t, seqdURI(), c.db, "SEQD_ADMIN_TOKEN="+adminToken)
 	restartedLoad := serve(restarted, "seqd-1'", mustServe("seqd-1'"))
-	waitFor(t, ctx, seen.reach("seqd-1'", 1000), "1000 answers from seqd-1 restarted")
+	waitFor(t, ctx, seen.reach("seqd-1'", perPhase), fmt.Sprintf("%d answers from seqd-1 restarted", perPhase))
 	if s := getStatus(t, restarted, name); s.Mode != "cached" {
 		t.Errorf("seqd-1 restarted: mode %q, want the stored mode, cached", s.Mode)
 	}
@@ -255,8 +272,8 @@ func TestCachedProcessKilledUnderLoad(t *testing.T) {
 		t.Errorf("%d values never handed out, more than seqd-1 held when killed (%d) and the others hold, skipped or lost to the end of the load: %d in all",
 			res.Gaps, killedHeld, bound)
 	}
-	if res.Values < 10*bound {
-		t.Errorf("%d values in the run, not 10 times the bound on gaps (%d): the run does not test the bound", res.Values, bound)
+	if res.Values < 5*bound {
+		t.Errorf("%d values in the run, not 5 times the bound on gaps (%d): the run does not test the bound", res.Values, bound)
 	}
 	t.Logf("SIGKILL of one of 2 seqd under load, cached (blocks %d..%d): seqd-1 held %d when its status was read; %v",
 		cachedMinBlock, cachedMaxBlock, held.held(), res)
@@ -285,15 +302,16 @@ func TestCachedProcessCleanStopGivesBack(t *testing.T) {
 	})
 	waitFor(t, ctx, seen.reach("", 1000), "1000 answers")
 	l.stop()
-	// The load's last requests may have been cut off after seqd served them; one
-	// more request, alone, is the last value handed out.
+	// The load's last requests may have been cut off after seqd served them; more
+	// requests, one at a time, until seqd holds values to give back: the last of
+	// them is the last value handed out.
 	var last nextReply
-	start := time.Now()
-	do(t, srv.URL(), call{path: "/seq/" + name + "/next"}).want(t, http.StatusOK, &last)
-	answers.add("seqd", history.Op{Client: "last", Start: start, End: time.Now(), First: last.Value, Last: last.Value})
-	if s := getStatus(t, srv, name); s.held() == 0 {
-		t.Fatalf("seqd holds nothing before the stop (%+v): the test does not test the give-back", s)
-	}
+	pollUntil(t, ctx, "seqd to hold values after its last answer", func() (bool, error) {
+		start := time.Now()
+		do(t, srv.URL(), call{path: "/seq/" + name + "/next"}).want(t, http.StatusOK, &last)
+		answers.add("seqd", history.Op{Client: "alone", Start: start, End: time.Now(), First: last.Value, Last: last.Value})
+		return getStatus(t, srv, name).held() > 0, nil
+	})
 
 	if err := srv.Stop(ctx); err != nil {
 		t.Fatalf("SIGTERM: %v\n%s", err, srv.Output())
@@ -474,14 +492,7 @@ func TestCachedProcessModeSwitches(t *testing.T) {
 			if v := putSequence(t, c.seqds[i%2], name, m.body); v.Mode != m.mode {
 				t.Fatalf("PUT %s: answered %+v", m.body, v)
 			}
-			// Each instance learns of the switch within ModeRefresh (1 s) and a round trip.
-			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			for k, srv := range c.seqds {
-				pollUntil(t, wctx, fmt.Sprintf("seqd-%d to serve %s", k, m.mode), func() (bool, error) {
-					return getStatus(t, srv, name).Mode == m.mode, nil
-				})
-			}
-			cancel()
+			waitMode(t, ctx, name, m.mode, c.seqds...)
 			took = append(took, fmt.Sprintf("%s in %v", m.mode, time.Since(start).Round(time.Millisecond)))
 		}
 		for k := range c.seqds {
