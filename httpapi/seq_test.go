@@ -252,6 +252,8 @@ func TestSet(t *testing.T) {
 		{"null value", "application/json", `{"value":null}`, 400, "invalid_value", 0},
 		{"null body", "application/json", `null`, 400, "invalid_body", 0},
 		{"duplicate in other case", "application/json", `{"value":1,"VALUE":2}`, 400, "invalid_body", 0},
+		{"duplicate", "application/json", `{"value":1,"value":2}`, 400, "invalid_body", 0},
+		{"duplicate escaped", "application/json", `{"value":1,"\u0076alue":2}`, 400, "invalid_body", 0},
 		{"negative", "application/json", `{"value":-1}`, 400, "invalid_value", 0},
 		{"fraction", "application/json", `{"value":1.5}`, 400, "invalid_value", 0},
 		{"integral fraction", "application/json", `{"value":1.0}`, 400, "invalid_value", 0},
