@@ -312,6 +312,9 @@ func TestCallerContextEnds(t *testing.T) {
 	if err := c.ctx.Err(); err != nil {
 		t.Fatalf("the Fetch's context ended with the caller's: %v", err)
 	}
+	if _, ok := c.ctx.Deadline(); !ok {
+		t.Error("the Fetch's context has no deadline; FetchTimeout bounds it")
+	}
 	c.give(1, 10)
 	if v, err := a.Next(context.Background()); err != nil || v != 1 {
 		t.Fatalf("Next = %d, %v; want 1 from the block fetched for the caller that left", v, err)
@@ -380,7 +383,11 @@ func TestCloseGivesUpWaiting(t *testing.T) {
 	if held := a.Close(ctx); !slices.Equal(held, []seqd.Range{{First: 2, Last: 10}}) {
 		t.Errorf("Close = %v, want 2..10", held)
 	}
-	<-prefetch.ctx.Done()
+	select {
+	case <-prefetch.ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Fetch in flight was not cancelled when Close gave up waiting")
+	}
 	noFetchGoroutine(t)
 }
 
@@ -403,6 +410,9 @@ func TestStatus(t *testing.T) {
 	c.give(101, 110)
 	wait(t, first)
 	fetchedAt := clk.Now()
+	if st := a.Status(); st.LastFetch != 2*time.Second || !st.LastFetchAt.Equal(fetchedAt) || st.Fetching {
+		t.Errorf("after a Fetch of 2 s: LastFetch %v, LastFetchAt %v, Fetching %v; want 2s, %v, false", st.LastFetch, st.LastFetchAt, st.Fetching, fetchedAt)
+	}
 
 	clk.Advance(4 * time.Second)
 	for range 4 {
