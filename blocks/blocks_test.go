@@ -470,3 +470,77 @@ func closeNow(a *blocks.Allocator) {
 	cancel()
 	a.Close(ctx)
 }
+
+// Close while 16 goroutines take values: what Close returns was never handed
+// out, and every value fetched is served, skipped or returned.
+func TestCloseWhileServing(t *testing.T) {
+	ctx := context.Background()
+	s := &store{}
+	a := blocks.New(s.Fetch, blocks.Options{MinBlock: 1, MaxBlock: 32, Prefetch: 0.5})
+
+	const goroutines = 16
+	got := make([][]seqd.Range, goroutines)
+	started := make(chan struct{}, goroutines)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			sent := false
+			defer func() { // a goroutine that fails early still lets Close go ahead
+				if !sent {
+					started <- struct{}{}
+				}
+			}()
+			for i := 0; ; i++ {
+				r, err := a.NextN(ctx, int64(1+(g+i)%3))
+				if errors.Is(err, blocks.ErrClosed) {
+					return
+				}
+				if err != nil {
+					t.Errorf("goroutine %d: %v", g, err)
+					return
+				}
+				got[g] = append(got[g], r)
+				if i == 100 {
+					started <- struct{}{}
+					sent = true
+				}
+			}
+		})
+	}
+	for range goroutines {
+		<-started
+	}
+	held := a.Close(ctx)
+	wg.Wait()
+
+	seen := map[int64]bool{}
+	var served int64
+	for _, rs := range got {
+		for _, r := range rs {
+			for v := r.First; v <= r.Last; v++ {
+				if seen[v] {
+					t.Fatalf("%d handed out twice", v)
+				}
+				seen[v] = true
+				served++
+			}
+		}
+	}
+	var returned int64
+	for i, r := range held {
+		if i > 0 && r.First <= held[i-1].Last {
+			t.Errorf("Close returned %v: not ascending", held)
+		}
+		for v := r.First; v <= r.Last; v++ {
+			if seen[v] {
+				t.Fatalf("Close returned %d, which was handed out", v)
+			}
+		}
+		returned += r.Count()
+	}
+	st := a.Status()
+	if st.Served != served || st.Served+st.Skipped+returned != st.Fetched {
+		t.Errorf("served %d (seen %d) + skipped %d + returned %d != fetched %d", st.Served, served, st.Skipped, returned, st.Fetched)
+	}
+	noFetchGoroutine(t)
+}
