@@ -264,9 +264,11 @@ func TestCachedProcessKilledUnderLoad(t *testing.T) {
 	//     end of the load cut off.
 	killedHeld := held.held() + cachedMaxBlock + perSeqd*maxCount + held.Skipped
 	bound := killedHeld
+	var others []string
 	for _, srv := range []*proc.Seqd{survivor, restarted} {
 		s := getStatus(t, srv, name)
 		bound += s.held() + s.Skipped + cachedMaxBlock + perSeqd*maxCount
+		others = append(others, fmt.Sprintf("%s holds %d and skipped %d", srv.Addr(), s.held(), s.Skipped))
 	}
 	if res.Gaps > bound {
 		t.Errorf("%d values never handed out, more than seqd-1 held when killed (%d) and the others hold, skipped or lost to the end of the load: %d in all",
@@ -275,8 +277,8 @@ func TestCachedProcessKilledUnderLoad(t *testing.T) {
 	if res.Values < 5*bound {
 		t.Errorf("%d values in the run, not 5 times the bound on gaps (%d): the run does not test the bound", res.Values, bound)
 	}
-	t.Logf("SIGKILL of one of 2 seqd under load, cached (blocks %d..%d): seqd-1 held %d when its status was read; %v",
-		cachedMinBlock, cachedMaxBlock, held.held(), res)
+	t.Logf("SIGKILL of one of 2 seqd under load, cached (blocks %d..%d): %v; seqd-1 held %d (current %+v, next %+v) and had skipped %d when its status was read, "+
+		"at the end %s: %d gaps allowed", cachedMinBlock, cachedMaxBlock, res, held.held(), held.Current, held.Next, held.Skipped, strings.Join(others, ", "), bound)
 }
 
 // SIGTERM the only seqd of a cached sequence: it gives back what its blocks
@@ -331,7 +333,7 @@ func TestCachedProcessCleanStopGivesBack(t *testing.T) {
 		t.Errorf("first value after the restart: %d, want %d, the last value handed out before the stop plus one", next.Value, last.Value+1)
 	}
 	res := answers.check(t)
-	t.Logf("clean stop of the only seqd, cached: %v; then %d; stored %+v", res, next.Value, stored)
+	t.Logf("clean stop of the only seqd, cached: %v; then %d; stored %+v, blocks %+v", res, next.Value, stored, stored.Blocks)
 }
 
 // With the store failing every findAndModify, a cached instance serves exactly
