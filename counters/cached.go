@@ -407,16 +407,9 @@ func (c *Counter) setMode(ctx context.Context, name string, mode seqd.Mode, minB
 	}
 	update = append(update, bson.E{Key: "$set", Value: set})
 	filter := counterFilter(name, math.MaxInt64)
-	return c.retry.do(ctx, func() (bool, error) {
+	return c.upsert(ctx, name, func() error {
 		_, err := c.coll.UpdateOne(ctx, filter, update, options.UpdateOne().SetUpsert(true))
-		if !mongo.IsDuplicateKeyError(err) {
-			return false, err
-		}
-		// A document the filter refuses, or a concurrent upsert that created it.
-		if _, err := readCounter(ctx, c.coll, name); err != nil && !errors.Is(err, ErrNotFound) {
-			return false, err
-		}
-		return true, nil
+		return err
 	})
 }
 

@@ -165,28 +165,36 @@ func (c *Counter) Set(ctx context.Context, name string, value int64, force bool)
 
 func (c *Counter) set(ctx context.Context, name string, value int64, force bool) error {
 	filter := counterFilter(name, math.MaxInt64)
-	return c.retry.do(ctx, func() (bool, error) {
-		var err error
+	return c.upsert(ctx, name, func() error {
 		if force {
-			update := bson.D{{Key: "$set", Value: bson.D{{Key: "seq", Value: value}}}}
-			_, err = c.coll.UpdateOne(ctx, filter, update, options.UpdateOne().SetUpsert(true))
-		} else {
-			var before counterDoc
-			update := bson.D{{Key: "$max", Value: bson.D{{Key: "seq", Value: value}}}}
-			err = c.coll.FindOneAndUpdate(ctx, filter, update, raiseOptions).Decode(&before)
-			switch {
-			case errors.Is(err, mongo.ErrNoDocuments):
-				return false, nil // the upsert created the document
-			case err == nil && before.Seq > value:
-				return false, fmt.Errorf("%w: at %d, asked for %d", ErrBackwards, before.Seq, value)
-			}
+			update := bson.D{{Key: "$set", Value: bson.D{{Key: fieldSeq, Value: value}}}}
+			_, err := c.coll.UpdateOne(ctx, filter, update, options.UpdateOne().SetUpsert(true))
+			return err
 		}
+		var before counterDoc
+		update := bson.D{{Key: "$max", Value: bson.D{{Key: fieldSeq, Value: value}}}}
+		err := c.coll.FindOneAndUpdate(ctx, filter, update, raiseOptions).Decode(&before)
+		switch {
+		case errors.Is(err, mongo.ErrNoDocuments):
+			return nil // the upsert created the document
+		case err == nil && before.Seq > value:
+			return fmt.Errorf("%w: at %d, asked for %d", ErrBackwards, before.Seq, value)
+		}
+		return err
+	})
+}
+
+// upsert runs write, an upsert of name's counter document under counterFilter,
+// until it does not end in a duplicate key error. Such an error means that the
+// document is one the filter refuses, or that a concurrent call created it:
+// mongod retries such an upsert itself, but not every server does. Reading the
+// document tells which.
+func (c *Counter) upsert(ctx context.Context, name string, write func() error) error {
+	return c.retry.do(ctx, func() (bool, error) {
+		err := write()
 		if !mongo.IsDuplicateKeyError(err) {
 			return false, err
 		}
-		// Either the document is one the filter refuses, or a concurrent call
-		// created it. mongod retries such an upsert itself, but not every server
-		// does.
 		if _, err := readCounter(ctx, c.coll, name); err != nil && !errors.Is(err, ErrNotFound) {
 			return false, err // a document of another shape, or the read failed
 		}
