@@ -66,6 +66,11 @@ type cachedName struct {
 // longer in cached mode, or is gone. The callers who get it take the strict path.
 var errNotCached = errors.New("the sequence is no longer in cached mode")
 
+// errUseBlocks is what a strict write returns, without writing, to callers who
+// queued for it before their name turned cached in this Counter: NextN sends
+// them to the blocks.
+var errUseBlocks = errors.New("the sequence is served from blocks now")
+
 // nextCached serves n values of name from its blocks, if this Counter serves
 // name from blocks. served is false when the caller must take the strict path.
 func (c *Counter) nextCached(ctx context.Context, name string, n int64) (r Range, served bool, err error) {

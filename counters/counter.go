@@ -70,11 +70,15 @@ func (c *Counter) NextN(ctx context.Context, name string, n int64) (Range, error
 	if n < 1 {
 		return Range{}, fmt.Errorf("counters: next %d of %q: %w", n, name, ErrInvalidCount)
 	}
-	if r, served, err := c.nextCached(ctx, name, n); served {
-		return r, wrap(err, "next", name)
+	for {
+		if r, served, err := c.nextCached(ctx, name, n); served {
+			return r, wrap(err, "next", name)
+		}
+		r, err := c.coalescer.do(ctx, name, n, nil)
+		if !errors.Is(err, errUseBlocks) {
+			return r, wrap(err, "next", name)
+		}
 	}
-	r, err := c.coalescer.do(ctx, name, n, nil)
-	return r, wrap(err, "next", name)
 }
 
 // reserve is the round trip behind Next and NextN in strict mode: it adds n to
@@ -118,7 +122,14 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (int64, err
 }
 
 // reserveBatch is reserve as the coalescer calls it. A counter always gets all n.
+//
+// If name is served from blocks by now, it writes nothing and sends the callers
+// to the blocks: their write comes after the name's first block fetch, so its
+// values would lie above a block this Counter is still serving from.
 func (c *Counter) reserveBatch(ctx context.Context, name string, n int64, _ func(int, int64) any) (first, count int64, err error) {
+	if c.cache.lookup(name) != nil {
+		return 0, 0, errUseBlocks
+	}
 	last, err := c.reserve(ctx, name, n)
 	return last - n + 1, n, err
 }

@@ -139,11 +139,16 @@
 //
 // When the store is down, an allocator serves the values it holds, then its
 // callers fail with ErrUnavailable, and for Options.Blocks.Cooldown after a failed
-// fetch they fail at once. Blocks are an optimisation of Counter's coalesced
-// path: with Options.NoCoalesce a strict write in flight when the name turns
-// cached is not ordered with the first block fetch, so "strictly increasing per
-// instance" holds only from the calls that start after it. Optimistic has no
-// modes.
+// fetch they fail at once.
+//
+// The switch keeps each instance's order. A block fetch waits in the name's
+// queue like any write, after the strict writes queued before it, and a strict
+// batch whose turn comes once the name is served from blocks writes nothing: its
+// callers are served from the blocks. Leaving cached mode, the allocator stops
+// serving before any caller writes in strict mode. Only callers who write alone
+// (Options.NoCoalesce, or inside a session) can have a strict write in flight
+// while the first block is fetched; for them the order holds from the calls that
+// start after the switch. Optimistic has no modes.
 //
 // A document whose mode is not "strict" or "cached", or whose minBlock or
 // maxBlock is not an integer from 0 to 1,000,000, is not one seqd can use:
