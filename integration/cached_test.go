@@ -343,8 +343,8 @@ func TestCachedCloseNoGiveBack(t *testing.T) {
 	mustSetMode(t, a, "orders", seqd.ModeCached, 10, 10)
 	mustSetMode(t, b, "orders", seqd.ModeCached, 10, 10)
 	mustNext(t, a, "orders", 1)
-	if r, err := b.NextN(ctx, "orders", 10); err != nil || r.First <= 10 {
-		t.Fatalf("b.NextN(10) = %v, %v; want a block above a's", r, err)
+	if r, err := b.NextN(ctx, "orders", 5); err != nil || r.First <= 10 {
+		t.Fatalf("b.NextN(5) = %v, %v; want values of a block above a's", r, err)
 	}
 	before, err := a.Current(ctx, "orders")
 	if err != nil {
