@@ -183,7 +183,7 @@ func TestCachedTwoInstances(t *testing.T) {
 func TestCachedSwitchUnderLoad(t *testing.T) {
 	ctx := testContext(t)
 	name := be.Database(t).Name()
-	opts := counters.Options{Blocks: blocks.Options{MinBlock: 5, MaxBlock: 100}, ModeRefresh: 20 * time.Millisecond}
+	opts := counters.Options{Blocks: blocks.Options{MinBlock: 200, MaxBlock: 2000}, ModeRefresh: 20 * time.Millisecond}
 	a := counters.NewCounter(be.NewClient(t).Database(name), opts)
 	b := counters.NewCounter(be.NewClient(t).Database(name), opts)
 	t.Cleanup(func() { a.Close(context.Background()); b.Close(context.Background()) })
@@ -235,9 +235,11 @@ func TestCachedSwitchUnderLoad(t *testing.T) {
 	<-loaded
 	all := checkPerInstance(t, recs)
 	t.Logf("%d switches: %s", switches, all)
-	if s, err := a.Current(ctx, "busy"); err != nil || s.Blocks.Reserved == 0 {
+	s, err := a.Current(ctx, "busy")
+	if err != nil || s.Blocks.Reserved == 0 {
 		t.Errorf("Current = %+v, %v; want blocks reserved in the cached phases", s, err)
 	}
+	t.Logf("value %d, mode %s, counts %+v", s.Value, s.Mode, s.Blocks)
 }
 
 // Another instance's mode change reaches a Counter through its mode refresh: it
