@@ -141,6 +141,11 @@
 // callers fail with ErrUnavailable, and for Options.Blocks.Cooldown after a failed
 // fetch they fail at once.
 //
+// Set moves where the next block starts. It does not reach the blocks instances
+// hold: each instance, this one included, serves them before values above a
+// raised value (they are below it, so still unique), and after a forced Set back
+// it serves them too.
+//
 // The switch keeps each instance's order. A block fetch waits in the name's
 // queue like any write, after the strict writes queued before it, and a strict
 // batch whose turn comes once the name is served from blocks writes nothing: its
