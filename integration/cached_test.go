@@ -365,8 +365,9 @@ func TestCachedCloseNoGiveBack(t *testing.T) {
 }
 
 // The store refuses findAndModify: a cached name serves the values its blocks
-// hold, then fails with ErrUnavailable, before the caller's deadline, and at once
-// for the callers that follow.
+// hold, then fails with ErrUnavailable from the store's answer, not from the
+// caller's deadline, and so do the callers that follow (within the cooldown, the
+// failed fetch's error without a new fetch).
 func TestCachedStoreDown(t *testing.T) {
 	be.RequireFailCommand(t)
 	ctx := testContext(t)
