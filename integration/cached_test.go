@@ -276,6 +276,49 @@ func TestCachedModeRefresh(t *testing.T) {
 	}
 }
 
+// A strict write still in flight when the name turns cached in this Counter lands
+// below the first block: a caller that starts after it returned gets a larger
+// value. The failpoint holds the strict write on the server while the block fetch
+// is asked for; were the fetch not queued behind it, the block would be reserved
+// first and lie below the strict value.
+func TestCachedSwitchOrder(t *testing.T) {
+	be.RequireFailCommand(t)
+	ctx := testContext(t)
+	db := be.Database(t)
+	c := counters.NewCounter(db, counters.Options{})
+	t.Cleanup(func() { c.Close(context.Background()) })
+	mustNext(t, c, "orders", 1)
+
+	f := be.FailCommand(t, bson.D{{Key: "times", Value: 1}}, bson.D{
+		{Key: "failCommands", Value: bson.A{"findAndModify"}},
+		{Key: "namespace", Value: db.Name() + "." + counters.CounterCollection},
+		{Key: "blockConnection", Value: true},
+		{Key: "blockTimeMS", Value: 300},
+	})
+	type answer struct {
+		v   int64
+		err error
+	}
+	strict, cached := make(chan answer, 1), make(chan answer, 1)
+	go func() { v, err := c.Next(ctx, "orders"); strict <- answer{v, err} }()
+	if err := f.WaitEntered(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	mustSetMode(t, c, "orders", seqd.ModeCached, 10, 10)
+	go func() { v, err := c.Next(ctx, "orders"); cached <- answer{v, err} }()
+
+	s := <-strict
+	if s.err != nil {
+		t.Fatalf("the held strict Next: %v", s.err)
+	}
+	if v, err := c.Next(ctx, "orders"); err != nil || v <= s.v {
+		t.Errorf("Next after the strict Next returned %d: %d, %v; want a larger value", s.v, v, err)
+	}
+	if b := <-cached; b.err != nil || b.v <= s.v {
+		t.Errorf("the first cached Next: %d, %v; want a value above the strict write's %d", b.v, b.err, s.v)
+	}
+}
+
 // Near the end a block fetch reserves what is left, and then the cached name is
 // exhausted like a strict one.
 func TestCachedExhaustion(t *testing.T) {
