@@ -168,7 +168,7 @@ func (c *Counter) reserveBlock(ctx context.Context, e *cachedName, n int64) (fir
 		if err == nil {
 			s, err := parseCounter(e.name, doc)
 			if err != nil {
-				return 0, 0, err // the filter keeps seqd from writing such a document: cannot happen
+				return 0, 0, err // bounds that fail the one check the filter cannot make: see counterFilter
 			}
 			e.mu.Lock()
 			e.highest = s.seq

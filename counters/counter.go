@@ -113,7 +113,7 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (int64, err
 	}
 	s, err := parseCounter(name, doc)
 	if err != nil {
-		return 0, err // the filter keeps seqd from writing such a document: cannot happen
+		return 0, err // bounds that fail the one check the filter cannot make: see counterFilter
 	}
 	if s.mode == seqd.ModeCached {
 		c.cache.learn(c, name, s)
