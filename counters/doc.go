@@ -23,16 +23,16 @@
 // A name is 1 to 64 characters of [A-Za-z0-9_.-] (ValidName); a new name starts at 1.
 // s is either c or o.
 //
-//	c.Next(ctx, name) (int64, error)         the next value
-//	c.NextN(ctx, name, n) (Range, error)     n contiguous values First…Last, in one write
-//	o.Next(ctx, name) (int64, error)         the next value, recorded in the ledger with its time
-//	o.Insert(ctx, coll, doc) (int64, error)  inserts doc with _id max(_id)+1 and returns that _id
-//	s.Current(ctx, name) (Sequence, error)   the sequence as stored (last value, mode), taking nothing
-//	s.Set(ctx, name, v, force) error         the next value will be v+1
-//	s.List(ctx) ([]Sequence, error)          every sequence with its value, ordered by name
+//	c.Next(ctx, name) (int64, error)            the next value
+//	c.NextN(ctx, name, n) (Range, error)        n contiguous values First…Last, in one write
+//	o.Next(ctx, name) (int64, error)            the next value, recorded in the ledger with its time
+//	o.Insert(ctx, coll, doc) (int64, error)     inserts doc with _id max(_id)+1 and returns that _id
+//	s.Current(ctx, name) (Sequence, error)      the sequence as stored (last value, mode), taking nothing
+//	s.Set(ctx, name, v, force) error            the next value will be v+1
+//	s.List(ctx) ([]Sequence, error)             every sequence with its value, ordered by name
 //	c.SetMode(ctx, name, mode, min, max) error  strict or cached, with cached blocks' bounds (0, 0: Options.Blocks')
 //	c.BlockStatus(name) (blocks.Status, bool)   this process's blocks for name, in cached mode
-//	c.Close(ctx) error                       gives back unused cached values; then strict only
+//	c.Close(ctx) error                          gives back unused cached values; then strict only
 //
 // A value is handed out once; Guarantees below says under which conditions, and
 // where gaps come from. Every error names the operation and the sequence, and wraps
