@@ -1,12 +1,79 @@
 // Package blocks serves a sequence's values from blocks reserved ahead, in
 // memory: seqd's cached mode, and the Go client's local cache.
 //
-// (API outline; the implementation and the full design comment come next.)
+// # Blocks
+//
+// An Allocator holds at most two blocks: the current one, which callers take
+// values from, and the next one, fetched ahead. Once Options.Prefetch of the
+// current block is used, the Allocator fetches the next in the background, on
+// its own context bounded by Options.FetchTimeout, never on a caller's: a
+// caller that gives up does not cancel a reservation others will need. At most
+// one Fetch is in flight, and only while there is no next block, so a Fetch
+// never reserves a block that would wait behind two others. Blocks are used
+// strictly in the order they were fetched.
+//
+// # Block size (Leaf's rule)
+//
+// The first block holds Options.MinBlock values. When a block is used up, the
+// time it lasted, scaled to the current block size, is compared with
+// Options.Target: shorter, and the size doubles; longer than twice Target, and
+// it halves; always within MinBlock..MaxBlock. A busy sequence thus fetches
+// about once per Target, and an idle one holds few values it may lose in a
+// crash. Because the next block is fetched while the current one is in use, a
+// new size applies from the block after next.
+//
+// # NextN
+//
+// NextN(n) takes n contiguous values from the current block when they fit.
+// When they do not, the rest of the current block is skipped (counted in
+// Status.Skipped, never handed out) and the values come from the next block;
+// if the next block is smaller than n, it is skipped too and a block of at
+// least n values is fetched, even above MaxBlock. If a Fetch returns fewer than
+// n values because the sequence ends, NextN fails with an error wrapping
+// seqd.ErrExhausted and the short block stays for smaller calls.
+//
+// # Guarantees
+//
+// Provided the ranges Fetch returns are disjoint and ascending:
+//   - every value is handed out at most once;
+//   - values are strictly increasing in the order the answers return: an answer
+//     that starts after another has returned holds larger values. Concurrent
+//     calls have no order between them.
+//
+// A Fetch that returns a range below an earlier one (a sequence forced back)
+// is served as it comes: values are then handed out again, as the sequence's
+// owner asked.
+//
+// # Waiting
+//
+// A value from the current block costs a few atomic operations and no lock.
+// A caller that no block can serve waits for the Fetch in flight (starting one
+// if there is none) for as long as its context allows, and returns the
+// context's error as soon as it ends; the Fetch goes on and its block serves
+// later callers. A failed Fetch's error, as Fetch returned it, goes to every
+// caller waiting for it; for Options.Cooldown afterwards, callers the blocks
+// cannot serve fail at once with that same error, without calling Fetch, so a
+// store that is down is not called by every waiting caller. The first caller
+// after the Cooldown tries a new Fetch.
+//
+// # Close
+//
+// Close stops the Allocator: later calls return ErrClosed. It waits, until its
+// context ends, for a Fetch in flight, so that a reserved block is not lost,
+// and returns the values held unused (the rest of the current block, then the
+// next block), which the caller may give back to the store. If Close's context
+// ends first, the Fetch is cancelled and whatever it reserves is lost. The
+// Allocator's goroutine, which runs one Fetch and exists only while it runs,
+// ends with that Fetch.
 package blocks
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/seqd/seqd"
@@ -32,6 +99,34 @@ type Options struct {
 	Now          func() time.Time // the clock, for tests; default time.Now
 }
 
+// withDefaults fills the zero (or out-of-range) fields of o.
+func (o Options) withDefaults() Options {
+	if o.MinBlock <= 0 {
+		o.MinBlock = 100
+	}
+	if o.MaxBlock <= 0 {
+		o.MaxBlock = 1_000_000
+	}
+	o.MaxBlock = max(o.MaxBlock, o.MinBlock)
+	if o.Target <= 0 {
+		o.Target = time.Minute
+	}
+	if o.Prefetch <= 0 || math.IsNaN(o.Prefetch) {
+		o.Prefetch = 0.1
+	}
+	o.Prefetch = min(o.Prefetch, 1)
+	if o.FetchTimeout <= 0 {
+		o.FetchTimeout = 10 * time.Second
+	}
+	if o.Cooldown <= 0 {
+		o.Cooldown = 250 * time.Millisecond
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
 // Block is the unused rest of a block: First..Last, Remaining values.
 type Block struct {
 	First, Last, Remaining int64
@@ -51,23 +146,349 @@ type Status struct {
 	Skipped       int64         // values passed over so that a NextN got contiguous values
 }
 
+// block is one fetched range. Callers take values by raising used with a
+// compare-and-swap, so that a take never goes past the end and a block can be
+// retired (used set to size) while stale callers still hold a pointer to it.
+type block struct {
+	used       atomic.Int64
+	first      int64
+	size       int64
+	prefetchAt int64     // when used reaches this, the next block is fetched
+	since      time.Time // when it became current; under Allocator.mu
+	retired    bool      // under Allocator.mu
+}
+
+func newBlock(r seqd.Range, prefetch float64) *block {
+	size := r.Count()
+	at := int64(math.Ceil(prefetch * float64(size)))
+	return &block{first: r.First, size: size, prefetchAt: min(max(at, 1), size)}
+}
+
+// take takes n values and returns the first and used before and after; ok is
+// false, with nothing taken, when fewer than n remain.
+func (b *block) take(n int64) (first, before, after int64, ok bool) {
+	for {
+		u := b.used.Load()
+		if n > b.size-u {
+			return 0, u, u, false
+		}
+		if b.used.CompareAndSwap(u, u+n) {
+			return b.first + u, u, u + n, true
+		}
+	}
+}
+
+// needsSettle reports whether a take from before to after crossed a point
+// where the Allocator has work: the prefetch point or the block's end.
+func (b *block) needsSettle(before, after int64) bool {
+	return after == b.size || (before < b.prefetchAt && after >= b.prefetchAt)
+}
+
+// rest is the block's unused values.
+func (b *block) rest() Block {
+	u := b.used.Load()
+	if u >= b.size {
+		return Block{}
+	}
+	return Block{First: b.first + u, Last: b.first + b.size - 1, Remaining: b.size - u}
+}
+
+// fetch is one Fetch in flight; done is closed when its result is in.
+type fetch struct {
+	asked int64
+	done  chan struct{}
+	got   int64 // values returned; set before done is closed
+	err   error // set before done is closed
+}
+
 // Allocator hands out a sequence's values from the blocks it fetches.
-type Allocator struct{}
+type Allocator struct {
+	// cur is read by every call; padding keeps the lock's writes off its cache line.
+	cur atomic.Pointer[block]
+	_   [56]byte
+
+	fetchFn Fetch
+	opts    Options
+	ctx     context.Context // the Fetches'; cancelled by Close
+	cancel  context.CancelFunc
+
+	mu       sync.Mutex
+	next     *block
+	inFlight *fetch
+	size     int64
+	closed   bool
+
+	lastErr     error
+	errUntil    time.Time // callers fail with lastErr at once until then
+	lastFetch   time.Duration
+	lastFetchAt time.Time
+	rate        float64 // over the last block used up; 0 before one
+	fetched     int64
+	served      int64 // by retired blocks; the current one's used is added in Status
+	skipped     int64
+}
 
 // New returns an Allocator that reserves blocks with fetch.
-func New(fetch Fetch, opts Options) *Allocator { panic("blocks: not implemented yet") }
+func New(fetch Fetch, opts Options) *Allocator {
+	opts = opts.withDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Allocator{fetchFn: fetch, opts: opts, ctx: ctx, cancel: cancel, size: opts.MinBlock}
+}
 
 // NextN returns n contiguous values, n ≥ 1.
 func (a *Allocator) NextN(ctx context.Context, n int64) (seqd.Range, error) {
-	panic("blocks: not implemented yet")
+	if n < 1 {
+		return seqd.Range{}, fmt.Errorf("blocks: next %d: %w", n, seqd.ErrInvalidCount)
+	}
+	if b := a.cur.Load(); b != nil {
+		if first, before, after, ok := b.take(n); ok {
+			if b.needsSettle(before, after) {
+				a.mu.Lock()
+				a.settle()
+				a.mu.Unlock()
+			}
+			return seqd.Range{First: first, Last: first + n - 1}, nil
+		}
+	}
+	first, err := a.slow(ctx, n)
+	if err != nil {
+		return seqd.Range{}, err
+	}
+	return seqd.Range{First: first, Last: first + n - 1}, nil
 }
 
 // Next returns the next value.
-func (a *Allocator) Next(ctx context.Context) (int64, error) { panic("blocks: not implemented yet") }
+func (a *Allocator) Next(ctx context.Context) (int64, error) {
+	if b := a.cur.Load(); b != nil {
+		if v, before, after, ok := b.take(1); ok {
+			if b.needsSettle(before, after) {
+				a.mu.Lock()
+				a.settle()
+				a.mu.Unlock()
+			}
+			return v, nil
+		}
+	}
+	return a.slow(ctx, 1)
+}
+
+// slow serves n values when the current block cannot: it moves to the next
+// block, or waits for a Fetch.
+func (a *Allocator) slow(ctx context.Context, n int64) (int64, error) {
+	a.mu.Lock()
+	for {
+		if a.closed {
+			a.mu.Unlock()
+			return 0, ErrClosed
+		}
+		cur := a.cur.Load()
+		if cur != nil {
+			if first, _, _, ok := cur.take(n); ok {
+				a.settle()
+				a.mu.Unlock()
+				return first, nil
+			}
+		}
+		if a.next != nil {
+			if cur != nil && !cur.retired {
+				a.retire(cur, true)
+			}
+			a.promote()
+			continue
+		}
+		if a.inFlight == nil {
+			if a.lastErr != nil && a.opts.Now().Before(a.errUntil) {
+				err := a.lastErr
+				a.mu.Unlock()
+				return 0, err
+			}
+			a.start(max(a.size, n))
+		}
+		f := a.inFlight
+		a.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		a.mu.Lock()
+		switch {
+		case a.closed:
+			a.mu.Unlock()
+			return 0, ErrClosed
+		case f.err != nil:
+			a.mu.Unlock()
+			return 0, f.err
+		case f.got < f.asked && f.got < n:
+			a.mu.Unlock()
+			return 0, fmt.Errorf("blocks: %d contiguous values: %d remain before the end: %w", n, f.got, seqd.ErrExhausted)
+		}
+	}
+}
+
+// settle does what the current block's use calls for: retires it when used
+// up, moving to the next block, and starts the next block's Fetch once
+// Prefetch of the current one is used. a.mu is held.
+func (a *Allocator) settle() {
+	cur := a.cur.Load()
+	if cur == nil || a.closed {
+		return
+	}
+	if cur.used.Load() == cur.size && !cur.retired {
+		a.retire(cur, true)
+		if a.next != nil {
+			a.promote()
+			return
+		}
+	}
+	if cur.used.Load() >= cur.prefetchAt && a.next == nil && a.inFlight == nil &&
+		!(a.lastErr != nil && a.opts.Now().Before(a.errUntil)) {
+		a.start(a.size)
+	}
+}
+
+// retire takes b out of use: its unused rest, if any, is skipped or, at
+// Close, returned. When adapt is set, b counts as used up and its life sets
+// the block size by Leaf's rule. a.mu is held.
+func (a *Allocator) retire(b *block, adapt bool) (rest seqd.Range, ok bool) {
+	used := b.used.Swap(b.size)
+	b.retired = true
+	a.served += used
+	if used < b.size {
+		rest, ok = seqd.Range{First: b.first + used, Last: b.first + b.size - 1}, true
+	}
+	if !adapt {
+		return rest, ok
+	}
+	a.skipped += b.size - used
+	lasted := a.opts.Now().Sub(b.since)
+	if lasted > 0 {
+		a.rate = float64(used) / lasted.Seconds()
+	}
+	// The time a block of the current size would have lasted at this block's pace.
+	scaled := float64(lasted) * float64(a.size) / float64(b.size)
+	switch {
+	case scaled < float64(a.opts.Target):
+		if a.size > a.opts.MaxBlock/2 {
+			a.size = a.opts.MaxBlock
+		} else {
+			a.size *= 2
+		}
+	case scaled > 2*float64(a.opts.Target):
+		a.size = max(a.size/2, a.opts.MinBlock)
+	}
+	return rest, ok
+}
+
+// promote makes the next block current. a.mu is held.
+func (a *Allocator) promote() {
+	b := a.next
+	a.next = nil
+	b.since = a.opts.Now()
+	a.cur.Store(b)
+}
+
+// start starts a Fetch of n values on a's own goroutine. a.mu is held.
+func (a *Allocator) start(n int64) {
+	f := &fetch{asked: n, done: make(chan struct{})}
+	a.inFlight = f
+	go a.run(f)
+}
+
+// run calls Fetch for f and files its block as the next one.
+func (a *Allocator) run(f *fetch) {
+	began := a.opts.Now()
+	ctx, cancel := context.WithTimeout(a.ctx, a.opts.FetchTimeout)
+	r, err := a.fetchFn(ctx, f.asked)
+	cancel()
+	if err == nil && r.Count() <= 0 { // First above Last, or more values than an int64 counts
+		err = fmt.Errorf("blocks: fetch of %d values returned %d..%d, not a range", f.asked, r.First, r.Last)
+	}
+	ended := a.opts.Now()
+
+	a.mu.Lock()
+	a.inFlight = nil
+	a.lastFetch, a.lastFetchAt = ended.Sub(began), ended
+	if err != nil {
+		f.err = err
+		a.lastErr, a.errUntil = err, ended.Add(a.opts.Cooldown)
+	} else {
+		f.got = r.Count()
+		a.lastErr = nil
+		a.fetched += f.got
+		a.next = newBlock(r, a.opts.Prefetch)
+		if cur := a.cur.Load(); !a.closed && (cur == nil || cur.retired) {
+			a.promote()
+		}
+	}
+	a.mu.Unlock()
+	close(f.done)
+}
 
 // Status reports what a holds and has done.
-func (a *Allocator) Status() Status { panic("blocks: not implemented yet") }
+func (a *Allocator) Status() Status {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := Status{
+		BlockSize:   a.size,
+		Rate:        a.rate,
+		Fetching:    a.inFlight != nil,
+		LastFetch:   a.lastFetch,
+		LastFetchAt: a.lastFetchAt,
+		Fetched:     a.fetched,
+		Served:      a.served,
+		Skipped:     a.skipped,
+	}
+	if a.lastErr != nil {
+		s.LastError = a.lastErr.Error()
+	}
+	if cur := a.cur.Load(); cur != nil && !cur.retired {
+		s.Current = cur.rest()
+		used := cur.used.Load()
+		s.Served += used
+		if elapsed := a.opts.Now().Sub(cur.since); s.Rate == 0 && elapsed > 0 {
+			s.Rate = float64(used) / elapsed.Seconds()
+		}
+	}
+	if a.next != nil {
+		s.Next = a.next.rest()
+	}
+	return s
+}
 
 // Close stops a: later calls return ErrClosed. It waits, until ctx ends, for a
 // Fetch in flight, and returns the values a holds unused, in ascending blocks.
-func (a *Allocator) Close(ctx context.Context) []seqd.Range { panic("blocks: not implemented yet") }
+func (a *Allocator) Close(ctx context.Context) []seqd.Range {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil
+	}
+	a.closed = true
+	var held []seqd.Range
+	if cur := a.cur.Load(); cur != nil && !cur.retired {
+		if rest, ok := a.retire(cur, false); ok {
+			held = append(held, rest)
+		}
+	}
+	f := a.inFlight
+	a.mu.Unlock()
+
+	if f != nil {
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+		}
+	}
+	a.cancel()
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if b := a.next; b != nil {
+		a.next = nil
+		if rest, ok := a.retire(b, false); ok {
+			held = append(held, rest)
+		}
+	}
+	return held
+}

@@ -63,6 +63,13 @@ func TestAuth(t *testing.T) {
 				{"GET", "/seq/orders", client, 200, ""},
 				{"GET", "/seq", "", 401, "unauthorized"},
 				{"GET", "/seq", client, 200, ""},
+				{"GET", "/seq/orders/status", "", 401, "unauthorized"},
+				{"GET", "/seq/orders/status", "Bearer wrong", 401, "unauthorized"},
+				{"GET", "/seq/orders/status", client, 200, ""},
+				{"GET", "/status", "", 401, "unauthorized"},
+				{"GET", "/status", "Bearer wrong", 401, "unauthorized"},
+				{"GET", "/status", client, 200, ""},
+				{"GET", "/status", admin, 200, ""},
 				// Authentication comes before input checks: nothing leaks to strangers.
 				{"GET", "/seq/-bad-/next", "", 401, "unauthorized"},
 				{"GET", "/oid?count=0", "", 401, "unauthorized"},
@@ -100,6 +107,8 @@ func TestAuth(t *testing.T) {
 			checks: append([]check{
 				{"GET", "/oid", "", 200, ""},
 				{"GET", "/seq/orders/next", "", 200, ""},
+				{"GET", "/seq/orders/status", "", 200, ""},
+				{"GET", "/status", "", 200, ""},
 				put("", 403, "admin_disabled"),
 				put("Bearer ", 403, "admin_disabled"),
 			}, open...),
@@ -150,6 +159,8 @@ func TestAuthRefusalsTouchNothing(t *testing.T) {
 		{"POST", "/seq/orders/next?count=5", "Bearer nope"},
 		{"PUT", "/seq/orders?force=true", "Bearer " + clientToken},
 		{"PUT", "/seq/orders?force=true", ""},
+		{"GET", "/seq/orders/status", ""},
+		{"GET", "/status", "Bearer nope"},
 	}
 	for _, r := range reqs {
 		header := []string{"Content-Type", "application/json"}

@@ -1,8 +1,11 @@
 package httpapi
 
-// Unexported functions the external tests and fuzz targets call directly.
+// Unexported names the external tests and fuzz targets use directly.
 var (
-	ReadSetBody = readSetBody
+	ReadPutBody = readPutBody
 	IntParam    = intParam
 	StatusOf    = statusOf
 )
+
+// PutBody is what ReadPutBody returns.
+type PutBody = putBody

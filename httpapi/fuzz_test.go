@@ -10,12 +10,15 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/seqd/seqd"
 	"github.com/seqd/seqd/httpapi"
 )
 
-// FuzzSetBody checks that readSetBody never panics and either accepts a body that
-// is exactly {"value":N} with 0 ≤ N, or refuses it with a 4xx *Error.
-func FuzzSetBody(f *testing.F) {
+// FuzzPutBody checks that readPutBody never panics and either refuses a body with
+// a 4xx *Error, or accepts one that is a JSON object of value, mode, min_block and
+// max_block, at least one, and returns what it holds: a value from 0, a mode of
+// strict or cached, bounds only with it, both 0 or 1 ≤ min ≤ max ≤ 1,000,000.
+func FuzzPutBody(f *testing.F) {
 	for _, seed := range []struct{ contentType, body string }{
 		{"application/json", `{"value":42}`},
 		{"", `{"value":0}`},
@@ -28,14 +31,27 @@ func FuzzSetBody(f *testing.F) {
 		{"application/json", `{"value":null}`},
 		{"application/json", `{"Value":1}`},
 		{"application/json", `{"value":1,"x":2}`},
+		{"application/json", `{"value":1,"value":2}`},
 		{"application/json", `{"value":1} x`},
 		{"application/json", `{"value":1}}`},
 		{"application/json", `{"value":1}{"value":2}`},
 		{"application/json", ``},
+		{"application/json", `{}`},
 		{"application/json", `null`},
 		{"application/json", "\xff\xfe"},
 		{"text/plain", `{"value":1}`},
 		{"application/json;;", `{"value":1}`},
+		{"application/json", `{"mode":"cached"}`},
+		{"application/json", `{"value":5,"mode":"strict","min_block":1,"max_block":1000000}`},
+		{"application/json", `{"mode":"cached","min_block":0,"max_block":0}`},
+		{"application/json", `{"mode":"cached","min_block":5,"max_block":4}`},
+		{"application/json", `{"mode":"cached","min_block":"5","max_block":10}`},
+		{"application/json", `{"mode":"cached","max_block":10}`},
+		{"application/json", `{"min_block":1,"max_block":10}`},
+		{"application/json", `{"mode":"CACHED"}`},
+		{"application/json", `{"mode":1}`},
+		{"application/json", `{"mode":"cached","mode":"strict"}`},
+		{"application/json", `{"mode":"\u0063ached"}`},
 	} {
 		f.Add(seed.contentType, []byte(seed.body))
 	}
@@ -44,28 +60,61 @@ func FuzzSetBody(f *testing.F) {
 		if contentType != "" {
 			req.Header.Set("Content-Type", contentType)
 		}
-		n, err := httpapi.ReadSetBody(req)
+		got, err := httpapi.ReadPutBody(req)
 		if err != nil {
 			var apiErr *httpapi.Error
 			if !errors.As(err, &apiErr) || httpapi.StatusOf(apiErr.Code) < 400 || httpapi.StatusOf(apiErr.Code) > 499 || apiErr.Code == "" {
-				t.Fatalf("ReadSetBody(%q, %q) = %v (%T), want a 4xx *Error", contentType, body, err, err)
+				t.Fatalf("ReadPutBody(%q, %q) = %v (%T), want a 4xx *Error", contentType, body, err, err)
 			}
 			return
 		}
-		if n < 0 {
-			t.Fatalf("ReadSetBody(%q, %q) = %d", contentType, body, n)
-		}
 		if contentType != "" {
 			if mt, _, err := mime.ParseMediaType(contentType); err != nil || mt != "application/json" {
-				t.Fatalf("ReadSetBody accepted Content-Type %q", contentType)
+				t.Fatalf("ReadPutBody accepted Content-Type %q", contentType)
 			}
 		}
 		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(body, &fields); err != nil || len(fields) != 1 {
-			t.Fatalf("ReadSetBody(%q) = %d, but the body is not a one-field object (%v)", body, n, err)
+		if err := json.Unmarshal(body, &fields); err != nil || len(fields) == 0 {
+			t.Fatalf("ReadPutBody(%q) = %+v, but the body is not an object with fields (%v)", body, got, err)
 		}
-		if v, err := strconv.ParseInt(string(fields["value"]), 10, 64); err != nil || v != n {
-			t.Fatalf("ReadSetBody(%q) = %d, but value is %s", body, n, fields["value"])
+		want := httpapi.PutBody{}
+		for k, raw := range fields {
+			switch k {
+			case "value":
+				v, err := strconv.ParseInt(string(raw), 10, 64)
+				if err != nil || v < 0 {
+					t.Fatalf("ReadPutBody(%q) accepted value %s", body, raw)
+				}
+				want.Value = &v
+			case "mode":
+				if err := json.Unmarshal(raw, &want.Mode); err != nil || (want.Mode != seqd.ModeStrict && want.Mode != seqd.ModeCached) {
+					t.Fatalf("ReadPutBody(%q) accepted mode %s", body, raw)
+				}
+			case "min_block", "max_block":
+				n, err := strconv.ParseInt(string(raw), 10, 64)
+				if err != nil {
+					t.Fatalf("ReadPutBody(%q) accepted %s %s", body, k, raw)
+				}
+				if k == "min_block" {
+					want.MinBlock = n
+				} else {
+					want.MaxBlock = n
+				}
+			default:
+				t.Fatalf("ReadPutBody(%q) accepted field %q", body, k)
+			}
+		}
+		_, hasMin := fields["min_block"]
+		_, hasMax := fields["max_block"]
+		if hasMin != hasMax || (hasMin && want.Mode == "") {
+			t.Fatalf("ReadPutBody(%q) accepted bounds without their pair or without mode", body)
+		}
+		if b := want; !(b.MinBlock == 0 && b.MaxBlock == 0) && !(1 <= b.MinBlock && b.MinBlock <= b.MaxBlock && b.MaxBlock <= 1_000_000) {
+			t.Fatalf("ReadPutBody(%q) accepted bounds %d..%d", body, b.MinBlock, b.MaxBlock)
+		}
+		if (got.Value == nil) != (want.Value == nil) || (got.Value != nil && *got.Value != *want.Value) ||
+			got.Mode != want.Mode || got.MinBlock != want.MinBlock || got.MaxBlock != want.MaxBlock {
+			t.Fatalf("ReadPutBody(%q) = %+v, want %+v", body, got, want)
 		}
 	})
 }

@@ -182,6 +182,14 @@ func handlerSeeds() []handlerInput {
 	for _, ct := range randomContentTypes {
 		add(handlerInput{method: "PUT", target: "/seq/orders", auth: admin, contentType: ct, body: []byte(`{"value":7}`)})
 	}
+	for _, m := range randomModes {
+		add(handlerInput{method: "PUT", target: "/seq/orders", auth: admin, contentType: "application/json", body: []byte(`{"mode":` + m + `}`)})
+	}
+	for _, b := range randomBounds {
+		add(handlerInput{method: "PUT", target: "/seq/orders", auth: admin, contentType: "application/json",
+			body: []byte(`{"mode":"cached","min_block":` + b + `,"max_block":` + b + `}`)})
+	}
+	add(handlerInput{method: "PUT", target: "/seq/orders?strategy=optimistic", auth: admin, body: []byte(`{"value":5,"mode":"cached"}`)})
 	for _, v := range randomValues {
 		add(handlerInput{method: "PUT", target: "/seq/orders?force=true", auth: admin, contentType: "application/json", body: []byte(`{"value":` + v + `}`)})
 	}
@@ -195,10 +203,11 @@ func handlerSeeds() []handlerInput {
 		add(handlerInput{method: "GET", target: "/seq/orders/next", auth: client, header: h.name + ": " + h.values[0]})
 	}
 	for i := range backendFaults {
-		for _, target := range []string{"/seq/orders/next", "/seq/orders", "/seq", "/readyz"} {
+		for _, target := range []string{"/seq/orders/next", "/seq/orders", "/seq", "/seq/orders/status", "/status", "/readyz"} {
 			add(handlerInput{method: "GET", target: target, auth: client, fault: byte(i)})
 		}
 		add(handlerInput{method: "PUT", target: "/seq/orders", auth: admin, body: []byte(`{"value":1}`), fault: byte(i)})
+		add(handlerInput{method: "PUT", target: "/seq/orders", auth: admin, body: []byte(`{"value":1,"mode":"cached"}`), fault: byte(i)})
 		add(handlerInput{method: "HEAD", target: "/readyz", fault: byte(i)})
 	}
 	return seeds

@@ -76,7 +76,9 @@ func newServer(t testing.TB, options ...func(*httpapi.Config)) *server {
 	}
 	cfg := httpapi.Config{
 		Sequencers: []counters.Sequencer{
-			s.counter, s.optimistic,
+			// The optimistic strategy has no modes: hide the fake's mode methods, as
+			// the real one has none.
+			s.counter, withoutModes{s.optimistic},
 		},
 		Ping:    s.ping.ping,
 		Logger:  slog.New(slog.NewJSONHandler(&lockedWriter{w: s.logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -92,6 +94,9 @@ func newServer(t testing.TB, options ...func(*httpapi.Config)) *server {
 	s.handler = h
 	return s
 }
+
+// withoutModes is a Sequencer without SetMode or BlockStatus.
+type withoutModes struct{ counters.Sequencer }
 
 func withTokens(tokens ...string) func(*httpapi.Config) {
 	return func(c *httpapi.Config) { c.Tokens = tokens }
@@ -164,13 +169,13 @@ var goWords = regexp.MustCompile(`^(counters|objectid|httpapi|json|strconv|fake|
 // maxMessageLen bounds an error message, echoed input included (512 bytes and "…").
 const maxMessageLen = 512 + len("…")
 
-// checkInvariants asserts the rules of the whole API: /oid and /seq answers are
-// never cacheable, errors have one shape, 401s name the scheme, 503s say when to
+// checkInvariants asserts the rules of the whole API: /oid, /seq and /status
+// answers are never cacheable, errors have one shape, 401s name the scheme, 503s say when to
 // come back, HEAD answers have no body.
 func checkInvariants(t testing.TB, req *http.Request, rec *httptest.ResponseRecorder) {
 	t.Helper()
 	what := req.Method + " " + req.URL.String()
-	if p := req.URL.Path; p == "/oid" || p == "/seq" || strings.HasPrefix(p, "/oid/") || strings.HasPrefix(p, "/seq/") {
+	if p := req.URL.Path; p == "/oid" || p == "/seq" || p == "/status" || strings.HasPrefix(p, "/oid/") || strings.HasPrefix(p, "/seq/") {
 		if got := rec.Header().Get("Cache-Control"); got != "no-store" {
 			t.Errorf("%s: status %d, Cache-Control %q, want no-store", what, rec.Code, got)
 		}
@@ -308,9 +313,18 @@ type (
 		Strategy string `json:"strategy"`
 	}
 	sequence struct {
-		Name  string `json:"name"`
-		Value int64  `json:"value"`
-		Mode  string `json:"mode,omitempty"`
+		Name     string      `json:"name"`
+		Value    int64       `json:"value"`
+		Mode     string      `json:"mode"`
+		MinBlock int64       `json:"min_block"`
+		MaxBlock int64       `json:"max_block"`
+		Blocks   blockCounts `json:"blocks"` // zero when absent
+	}
+	blockCounts struct {
+		Reserved    int64 `json:"reserved"`
+		Served      int64 `json:"served"`
+		Returned    int64 `json:"returned"`
+		Unaccounted int64 `json:"unaccounted"`
 	}
 	listResponse struct {
 		Sequences []sequence `json:"sequences"`

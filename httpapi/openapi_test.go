@@ -13,26 +13,30 @@ import (
 	"testing"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/seqd/seqd"
 )
 
 // The statuses the API's specification says each operation can answer, besides
 // the 404, 405 and 500 any request can meet, and the 429 of every rate-limited
-// (/oid and /seq) operation.
+// (/oid, /seq and /status) operation.
 var specStatuses = map[string][]string{
-	"GET /oid":              {"200", "400", "401"},
-	"GET /oid/{hex}":        {"200", "400", "401"},
-	"GET /oid/at/{time}":    {"200", "400", "401"},
-	"GET /seq":              {"200", "400", "401", "503"},
-	"GET /seq/{name}":       {"200", "400", "401", "404", "503"},
-	"PUT /seq/{name}":       {"200", "400", "401", "403", "409", "413", "415", "503"},
-	"GET /seq/{name}/next":  {"200", "400", "401", "409", "503"},
-	"POST /seq/{name}/next": {"200", "400", "401", "409", "503"},
-	"GET /healthz":          {"200"},
-	"HEAD /healthz":         {"200"},
-	"GET /readyz":           {"200", "503"},
-	"HEAD /readyz":          {"200", "503"},
-	"GET /metrics":          {"200"},
-	"GET /openapi.json":     {"200"},
+	"GET /oid":               {"200", "400", "401"},
+	"GET /oid/{hex}":         {"200", "400", "401"},
+	"GET /oid/at/{time}":     {"200", "400", "401"},
+	"GET /seq":               {"200", "400", "401", "503"},
+	"GET /seq/{name}":        {"200", "400", "401", "404", "503"},
+	"PUT /seq/{name}":        {"200", "400", "401", "403", "409", "413", "415", "503"},
+	"GET /seq/{name}/next":   {"200", "400", "401", "409", "503"},
+	"POST /seq/{name}/next":  {"200", "400", "401", "409", "503"},
+	"GET /seq/{name}/status": {"200", "400", "401", "404", "503"},
+	"GET /status":            {"200", "400", "401", "503"},
+	"GET /healthz":           {"200"},
+	"HEAD /healthz":          {"200"},
+	"GET /readyz":            {"200", "503"},
+	"HEAD /readyz":           {"200", "503"},
+	"GET /metrics":           {"200"},
+	"GET /openapi.json":      {"200"},
 }
 
 type apiParameter struct {
@@ -165,7 +169,7 @@ func TestOpenAPIStatuses(t *testing.T) {
 		// Open endpoints need no token; the others take one and may answer 401.
 		_, lists401 := op.Responses["401"]
 		if protected(path) != lists401 || protected(path) != (len(op.Security) > 0) {
-			t.Errorf("openapi.json: %s: security %v, 401 listed %v; want both only on /oid and /seq",
+			t.Errorf("openapi.json: %s: security %v, 401 listed %v; want both only on /oid, /seq and /status",
 				name, op.Security, lists401)
 		}
 	}
@@ -225,7 +229,7 @@ func TestOpenAPIParameters(t *testing.T) {
 }
 
 func protected(path string) bool {
-	return strings.HasPrefix(path, "/oid") || strings.HasPrefix(path, "/seq")
+	return strings.HasPrefix(path, "/oid") || strings.HasPrefix(path, "/seq") || path == "/status"
 }
 
 // concreteTarget fills a path template with values the routes accept.
@@ -298,5 +302,127 @@ func TestOpenAPIServed(t *testing.T) {
 	}
 	if !strings.HasPrefix(doc.OpenAPI, "3.") {
 		t.Errorf("openapi %q, want 3.x", doc.OpenAPI)
+	}
+}
+
+// modeGuarantees are what the specification must say of the modes, word for word.
+var modeGuarantees = []string{
+	"strict: every value from a write; linearizable across instances; gapless while writes succeed.",
+	"cached: unique across all instances and clients; strictly increasing per instance (an answer that starts after another answer of the same instance returned is larger); a crash loses at most the unused rest of the blocks that instance held; no order across instances.",
+	"A mode change reaches every instance within Options.ModeRefresh (default 1 s) plus one round trip; until then an instance may still serve from its blocks. (An instance that writes in strict mode learns of \"cached\" at its next write, from the returned document.)",
+	"Exception everywhere: a forced Set that moves a sequence back hands values out again",
+}
+
+// schemaDoc is the part of openapi.json TestOpenAPISchemas reads.
+type schemaDoc struct {
+	Components struct {
+		Schemas map[string]schema `json:"schemas"`
+	} `json:"components"`
+	Paths map[string]map[string]struct {
+		RequestBody struct {
+			Content map[string]struct {
+				Schema schema `json:"schema"`
+			} `json:"content"`
+		} `json:"requestBody"`
+	} `json:"paths"`
+}
+
+type schema struct {
+	Description string                     `json:"description"`
+	Enum        []string                   `json:"enum"`
+	Required    []string                   `json:"required"`
+	Properties  map[string]json.RawMessage `json:"properties"`
+}
+
+func (s schema) names() []string {
+	var out []string
+	for k := range s.Properties {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// keys lists the keys of a JSON object, sorted.
+func keys(t testing.TB, b []byte) []string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestOpenAPISchemas checks the schemas of sequences, their block counts and
+// status against answers that have every field, the PUT body's fields, and that
+// the modes' guarantees are stated as they are.
+func TestOpenAPISchemas(t *testing.T) {
+	_, raw := loadOpenAPI(t)
+	var doc schemaDoc
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	schemas := doc.Components.Schemas
+
+	s := newServer(t)
+	s.counter.StoreSequence(seqd.Sequence{Name: "orders", Value: 5000, Mode: seqd.ModeCached, MinBlock: 10, MaxBlock: 2000,
+		Blocks: seqd.BlockCounts{Reserved: 5000, Served: 10, Returned: 1}})
+	st := cachedStatus
+	st.LastError = "backend unavailable"
+	s.counter.SetBlockStatus("orders", st)
+
+	var seq struct{ Blocks json.RawMessage }
+	seqBody := s.get(t, "/seq/orders").Body.Bytes()
+	if err := json.Unmarshal(seqBody, &seq); err != nil {
+		t.Fatal(err)
+	}
+	var status struct{ Current json.RawMessage }
+	statusBody := s.get(t, "/seq/orders/status").Body.Bytes()
+	if err := json.Unmarshal(statusBody, &status); err != nil {
+		t.Fatal(err)
+	}
+	var list struct{ Sequences []json.RawMessage }
+	if err := json.Unmarshal(s.get(t, "/seq").Body.Bytes(), &list); err != nil || len(list.Sequences) != 1 {
+		t.Fatalf("GET /seq: %v", err)
+	}
+	for _, c := range []struct {
+		schema string
+		answer []byte
+	}{
+		{"Sequence", seqBody},
+		{"BlockCounts", seq.Blocks},
+		{"SequenceStatus", statusBody},
+		{"Block", status.Current},
+	} {
+		if got, want := schemas[c.schema].names(), keys(t, c.answer); !slices.Equal(got, want) {
+			t.Errorf("openapi.json: schema %s has properties %v; the answer %s has %v", c.schema, got, c.answer, want)
+		}
+	}
+	// A listed sequence is a sequence, or its name and an error.
+	if got, want := schemas["ListedSequence"].names(), append(keys(t, list.Sequences[0]), "error"); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+		t.Errorf("openapi.json: ListedSequence has properties %v, want %v", got, want)
+	}
+
+	body := doc.Paths["/seq/{name}"]["put"].RequestBody.Content["application/json"].Schema
+	if got := body.names(); !slices.Equal(got, []string{"max_block", "min_block", "mode", "value"}) {
+		t.Errorf("openapi.json: the PUT body has properties %v", got)
+	}
+	if len(body.Required) != 0 {
+		t.Errorf("openapi.json: the PUT body requires %v; any one field will do", body.Required)
+	}
+
+	mode := schemas["Mode"]
+	if !slices.Equal(mode.Enum, []string{"strict", "cached"}) {
+		t.Errorf("openapi.json: Mode is one of %v, want strict and cached", mode.Enum)
+	}
+	for _, g := range modeGuarantees {
+		if !strings.Contains(mode.Description, g) {
+			t.Errorf("openapi.json: the Mode description does not say %q", g)
+		}
 	}
 }

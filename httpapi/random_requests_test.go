@@ -166,6 +166,7 @@ var randomPaths = []weighted{
 	{150, "/seq/{name}/next"}, {10, "/healthz"}, {10, "/readyz"}, {1, "/metrics"}, {2, "/openapi.json"},
 	{5, "/"}, {10, "/{odd}"}, {10, "/seq/{name}/{odd}"}, {5, "/seq/{name}/next/{odd}"}, {5, "/oid/at"},
 	{5, "/seq/"}, {5, "/oid/"}, {5, "/oid/{odd}"}, {5, "/oid/at/{odd}"}, {3, "/seq/{name}/next/"},
+	{20, "/seq/{name}/status"}, {5, "/status"}, {2, "/status/{odd}"}, {2, "/seq/{name}/status/"},
 }
 
 // expand fills in the {placeholders} of a randomPaths template.
@@ -412,8 +413,8 @@ var randomHeaders = []struct {
 	{"X-Big", []string{strings.Repeat("b", 100), strings.Repeat("b", 10000), strings.Repeat("b", 100000)}},
 }
 
-// body is {"value":N} right and wrong, JSON that is not that, or a body over the
-// 4 KiB limit.
+// body is {"value":N} right and wrong, a mode and its bounds right and wrong,
+// JSON that is not that, or a body over the 4 KiB limit.
 func (g *requestGen) body(method string) []byte {
 	p := 0.03
 	switch method {
@@ -430,6 +431,8 @@ func (g *requestGen) body(method string) []byte {
 		return []byte(`{"value":` + g.pick(randomValues) + `}`)
 	case n < 45:
 		return []byte(`{"value":` + strconv.FormatInt(g.r.Int64N(1_000_000), 10) + `}`)
+	case n < 52:
+		return g.modeBody()
 	case n < 55:
 		return randomBodiesAtLimit[g.r.IntN(len(randomBodiesAtLimit))]
 	case n < 60:
@@ -440,6 +443,39 @@ func (g *requestGen) body(method string) []byte {
 		return b
 	}
 	return []byte(g.pick(randomBodies))
+}
+
+// modeBody is a PUT body with a mode, its bounds, a value, in any order, each
+// right or wrong, now and then given twice or left out.
+func (g *requestGen) modeBody() []byte {
+	var fields []string
+	if g.chance(0.8) {
+		fields = append(fields, `"mode":`+g.pick(randomModes))
+	}
+	if g.chance(0.4) {
+		fields = append(fields, `"min_block":`+g.pick(randomBounds), `"max_block":`+g.pick(randomBounds))
+	}
+	if g.chance(0.1) {
+		fields = fields[:max(0, len(fields)-1)] // a bound alone, or none
+	}
+	if g.chance(0.3) {
+		fields = append(fields, `"value":`+g.pick(randomValues))
+	}
+	if g.chance(0.05) && len(fields) > 0 {
+		fields = append(fields, fields[0]) // a field twice
+	}
+	g.r.Shuffle(len(fields), func(i, j int) { fields[i], fields[j] = fields[j], fields[i] })
+	return []byte("{" + strings.Join(fields, ",") + "}")
+}
+
+var randomModes = []string{
+	`"cached"`, `"cached"`, `"strict"`, `"strict"`, `"CACHED"`, `"Strict"`, `""`, `"optimistic"`, `null`, `1`,
+	`true`, `[]`, `{}`, `"cached "`, `"\u0063ached"`, `"cach\u0000ed"`, `"` + strings.Repeat("c", 3000) + `"`,
+}
+
+var randomBounds = []string{
+	"0", "1", "10", "100", "1000", "1000000", "1000001", "-1", "1.5", "1e3", `"10"`, "null",
+	"9223372036854775807", "9223372036854775808", "01", "[]",
 }
 
 // randomBodiesAtLimit are {"value":1} padded to 4095, 4096 and 4097 bytes: just
@@ -464,6 +500,9 @@ var randomBodies = []string{
 	strings.Repeat("[", 3000), strings.Repeat(`{"a":`, 800), `{"value":1}` + "\x00", "value=1",
 	`{"value":1,}`, `{'value':1}`, `{"value":01}`, `{"value":1e0}`, `{"value" 1}`, `{"value":1`,
 	"\n\n{\"value\":3}\n\n", `{"\u0076alue":5}`, `{"value":"\ud800"}`, `[{"value":1}]`,
+	`{"mode":"cached"}`, `{"mode":"cached","mode":"strict"}`, `{"Mode":"cached"}`, `{"mode":"cached",}`,
+	`{"mode":"cached"} {}`, `{"min_block":1,"max_block":2}`, `{"mode":"cached","min_block":5}`,
+	`{"mode":"cached","min_block":5,"max_block":4}`, `{"mode":"cached","block":1}`, `{"mode"`, `{}`,
 }
 
 var randomContentTypes = []string{

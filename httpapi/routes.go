@@ -7,7 +7,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 )
 
-// maxBody bounds request bodies; the only body the API reads is {"value":N}.
+// maxBody bounds request bodies; the only body the API reads is PUT /seq/{name}'s.
 // Echo reads "4K" as 4000 bytes; the limit is 4 KiB.
 const maxBody = "4KiB"
 
@@ -36,9 +36,11 @@ func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 	e.GET("/seq", listSequences(seqs), backend...)
 	e.GET("/seq/:name", currentValue(seqs), backend...)
 	// Only PUT reads a body; net/http bounds what it drains of other requests' bodies.
-	e.PUT("/seq/:name", setValue(seqs), append(admin, middleware.BodyLimit(maxBody))...)
+	e.PUT("/seq/:name", putSequence(seqs), append(admin, middleware.BodyLimit(maxBody))...)
 	e.GET("/seq/:name/next", nextValues(seqs, m), backend...)
 	e.POST("/seq/:name/next", nextValues(seqs, m), backend...)
+	e.GET("/seq/:name/status", sequenceStatus(seqs), backend...)
+	e.GET("/status", statusPageHandler(seqs), backend...)
 
 	// Load balancers probe with HEAD as often as with GET. Routes that hand out
 	// values refuse HEAD (405): a probe must not spend a value.

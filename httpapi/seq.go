@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -119,30 +121,82 @@ func nextValues(seqs sequencers, m *Metrics) echo.HandlerFunc {
 	}
 }
 
-// sequenceResponse is a sequence as GET and PUT /seq/{name} answer it.
+// sequenceResponse is a sequence as GET and PUT /seq/{name} answer it: as stored.
 type sequenceResponse struct {
-	Name  string    `json:"name"`
-	Value int64     `json:"value"`
-	Mode  seqd.Mode `json:"mode,omitempty"`
+	Name     string               `json:"name"`
+	Value    int64                `json:"value"`
+	Mode     seqd.Mode            `json:"mode"`
+	MinBlock int64                `json:"min_block,omitempty"` // 0: the instance's default
+	MaxBlock int64                `json:"max_block,omitempty"`
+	Blocks   *blockCountsResponse `json:"blocks,omitempty"` // only once a block was reserved
 }
 
-// currentValue serves GET /seq/{name}: the last value handed out.
+// blockCountsResponse is cached mode's accounting over every instance.
+type blockCountsResponse struct {
+	Reserved    int64 `json:"reserved"`
+	Served      int64 `json:"served"`
+	Returned    int64 `json:"returned"`
+	Unaccounted int64 `json:"unaccounted"`
+}
+
+// sequenceOf is s as the API shows it. A sequence without a mode is strict.
+func sequenceOf(s counters.Sequence) *sequenceResponse {
+	r := &sequenceResponse{Name: s.Name, Value: s.Value, Mode: modeOf(s), MinBlock: s.MinBlock, MaxBlock: s.MaxBlock}
+	if b := s.Blocks; b.Reserved > 0 {
+		r.Blocks = &blockCountsResponse{Reserved: b.Reserved, Served: b.Served, Returned: b.Returned, Unaccounted: b.Unaccounted()}
+	}
+	return r
+}
+
+// modeOf is the mode of s; one that never had a mode set is strict.
+func modeOf(s counters.Sequence) seqd.Mode {
+	if s.Mode == "" {
+		return seqd.ModeStrict
+	}
+	return s.Mode
+}
+
+// current reads a GET /seq/{name}… request that takes no more than a strategy,
+// and returns the sequencer it names and the sequence as stored.
+func (s sequencers) current(c echo.Context) (counters.Sequencer, counters.Sequence, error) {
+	_, seq, name, err := s.request(c)
+	if err != nil {
+		return nil, counters.Sequence{}, err
+	}
+	cur, err := seq.Current(c.Request().Context(), name)
+	if err != nil {
+		return nil, counters.Sequence{}, err
+	}
+	cur.Name = name
+	return seq, cur, nil
+}
+
+// currentValue serves GET /seq/{name}: the sequence as stored, its value the last
+// handed out.
 func currentValue(seqs sequencers) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		_, seq, name, err := seqs.request(c)
+		_, s, err := seqs.current(c)
 		if err != nil {
 			return err
 		}
-		s, err := seq.Current(c.Request().Context(), name)
-		if err != nil {
-			return err
-		}
-		return c.JSON(http.StatusOK, sequenceResponse{Name: name, Value: s.Value, Mode: s.Mode})
+		return c.JSON(http.StatusOK, sequenceOf(s))
 	}
 }
 
-// setValue serves PUT /seq/{name} with body {"value":N}[?force=true][&strategy=…].
-func setValue(seqs sequencers) echo.HandlerFunc {
+// moder is a Sequencer with modes (the counter strategy's). The optimistic
+// strategy has none: its sequences are always strict.
+type moder interface {
+	// SetMode sets the mode and block bounds of name, creating it at 0 if new. It
+	// returns ErrInvalidMode for a mode other than strict or cached, or bounds
+	// other than both 0 (the default) or 1 ≤ min ≤ max ≤ 1,000,000.
+	SetMode(ctx context.Context, name string, mode seqd.Mode, minBlock, maxBlock int64) error
+}
+
+// putSequence serves PUT /seq/{name}[?force=true][&strategy=…] with a body of
+// value, mode and block bounds, any of them. The whole body is checked before
+// anything changes; then the value is set, then the mode, and the answer is the
+// sequence as stored after both.
+func putSequence(seqs sequencers) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		q, seq, name, err := seqs.request(c, "force")
 		if err != nil {
@@ -152,24 +206,58 @@ func setValue(seqs sequencers) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		value, err := readSetBody(c.Request())
+		body, err := readPutBody(c.Request())
 		if err != nil {
 			return err
 		}
-		if err := seq.Set(c.Request().Context(), name, value, force); err != nil {
+		m, hasModes := seq.(moder)
+		if body.Mode != "" && !hasModes {
+			return errorf("invalid_mode", "the %s strategy has no modes: its sequences are always strict", seq.Strategy())
+		}
+		ctx := c.Request().Context()
+		if body.Value != nil {
+			if err := seq.Set(ctx, name, *body.Value, force); err != nil {
+				return err
+			}
+		}
+		if body.Mode != "" {
+			if err := m.SetMode(ctx, name, body.Mode, body.MinBlock, body.MaxBlock); err != nil {
+				return err
+			}
+		}
+		s, err := seq.Current(ctx, name)
+		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, sequenceResponse{Name: name, Value: value})
+		s.Name = name
+		return c.JSON(http.StatusOK, sequenceOf(s))
 	}
 }
 
-// readSetBody decodes {"value":N} strictly: JSON only, exactly one field, a
-// non-negative integer that fits in int64, nothing after it.
-func readSetBody(r *http.Request) (int64, error) {
+// maxBlockBound is the largest min_block and max_block PUT takes.
+const maxBlockBound = 1_000_000
+
+// putBody is what PUT /seq/{name} asks to change.
+type putBody struct {
+	Value              *int64    // nil: the value stays
+	Mode               seqd.Mode // "": the mode and bounds stay
+	MinBlock, MaxBlock int64     // with Mode; 0: the instance's default
+}
+
+// putFields are the fields a PUT body may hold.
+var putFields = []string{"value", "mode", "min_block", "max_block"}
+
+// readPutBody decodes the PUT body strictly: JSON only, one object holding at
+// least one of putFields, each at most once and spelt exactly, nothing after it.
+// value is a non-negative integer that fits in int64; mode is "strict" or "cached";
+// min_block and max_block come with mode, both or neither, both 0 (the default)
+// or 1 ≤ min ≤ max ≤ 1,000,000. Problems with the JSON are invalid_body, with value invalid_value,
+// with mode or bounds invalid_mode.
+func readPutBody(r *http.Request) (putBody, error) {
 	if ct := r.Header.Get(echo.HeaderContentType); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != echo.MIMEApplicationJSON {
-			return 0, &Error{Code: "unsupported_media_type", Message: "the body must be application/json, got " + quoted(ct)}
+			return putBody{}, &Error{Code: "unsupported_media_type", Message: "the body must be application/json, got " + quoted(ct)}
 		}
 	}
 	body, err := io.ReadAll(r.Body)
@@ -178,59 +266,156 @@ func readSetBody(r *http.Request) (int64, error) {
 		var tooLarge *http.MaxBytesError
 		var he *echo.HTTPError
 		if errors.As(err, &tooLarge) || (errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge) {
-			return 0, &Error{Code: "body_too_large", Message: "the body must be at most " + maxBody}
+			return putBody{}, &Error{Code: "body_too_large", Message: "the body must be at most " + maxBody}
 		}
-		return 0, errorf("invalid_body", "reading the body: %v", err)
+		return putBody{}, errorf("invalid_body", "reading the body: %v", err)
 	}
-	// A map, not a struct: struct fields match keys case-insensitively, and a
-	// json.Number field takes a quoted number.
-	var fields map[string]json.RawMessage
+	fields, err := jsonObject(body, putFields)
+	if err != nil {
+		return putBody{}, err
+	}
+	var b putBody
+	if raw, ok := fields["value"]; ok {
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || n < 0 {
+			return putBody{}, errorf("invalid_value", "value must be an integer from 0 to 9223372036854775807, got %s", cut(string(raw)))
+		}
+		b.Value = &n
+	}
+	rawMin, hasMin := fields["min_block"]
+	rawMax, hasMax := fields["max_block"]
+	raw, ok := fields["mode"]
+	switch {
+	case !ok && (hasMin || hasMax):
+		return putBody{}, errorf("invalid_mode", "min_block and max_block are set with mode: add \"mode\"")
+	case !ok:
+		return b, nil
+	case hasMin != hasMax:
+		return putBody{}, errorf("invalid_mode", "min_block and max_block go together: give both or neither")
+	}
+	if err := json.Unmarshal(raw, &b.Mode); err != nil || (b.Mode != seqd.ModeStrict && b.Mode != seqd.ModeCached) {
+		return putBody{}, errorf("invalid_mode", "mode must be \"strict\" or \"cached\", got %s", cut(string(raw)))
+	}
+	if hasMin {
+		b.MinBlock, err = strconv.ParseInt(string(rawMin), 10, 64)
+		if err == nil {
+			b.MaxBlock, err = strconv.ParseInt(string(rawMax), 10, 64)
+		}
+		defaults := b.MinBlock == 0 && b.MaxBlock == 0
+		if err != nil || !defaults && (b.MinBlock < 1 || b.MinBlock > b.MaxBlock || b.MaxBlock > maxBlockBound) {
+			return putBody{}, errorf("invalid_mode", "min_block and max_block must be both 0 (the default) or integers with 1 ≤ min_block ≤ max_block ≤ %d, got %s and %s",
+				maxBlockBound, cut(string(rawMin)), cut(string(rawMax)))
+		}
+	}
+	return b, nil
+}
+
+// jsonObject decodes body as one JSON object of at least one of the allowed
+// fields, each at most once, and returns each field's raw value. It reads the
+// tokens itself, rather than into a map or a struct: a map keeps the last of two
+// equal keys, struct fields match keys case-insensitively and take quoted numbers.
+func jsonObject(body []byte, allowed []string) (map[string]json.RawMessage, error) {
+	want := "a JSON object of " + strings.Join(allowed, ", ")
+	problem := func(err error) error {
+		return errorf("invalid_body", "the body must be %s: %s", want, jsonProblem(err))
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&fields); err != nil {
-		return 0, errorf("invalid_body", `the body must be {"value":N}: %s`, jsonProblem(err))
+	if tok, err := dec.Token(); err != nil {
+		return nil, problem(err)
+	} else if tok != json.Delim('{') {
+		return nil, errorf("invalid_body", "the body must be %s: got a JSON %s", want, jsonKind(tok))
 	}
-	// More() is false before a stray '}' or ']', so decode again and expect the end.
-	if err := dec.Decode(new(json.RawMessage)); err != io.EOF {
-		return 0, errorf("invalid_body", `the body must be one JSON object {"value":N}`)
+	fields := make(map[string]json.RawMessage, len(allowed))
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, problem(unexpectedEOF(err))
+		}
+		key, _ := tok.(string) // More is true and no error: the decoder is at a key
+		if !contains(allowed, key) {
+			return nil, errorf("invalid_body", "the body must be %s: unknown field %s", want, quoted(key))
+		}
+		if _, dup := fields[key]; dup {
+			return nil, errorf("invalid_body", "the body must be %s: %s given twice", want, quoted(key))
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, problem(unexpectedEOF(err))
+		}
+		fields[key] = raw
 	}
-	raw, ok := fields["value"]
-	if !ok {
-		return 0, errorf("invalid_body", `the body must be {"value":N}: "value" is missing`)
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, problem(unexpectedEOF(err))
 	}
-	if len(fields) != 1 {
-		return 0, errorf("invalid_body", `the body must be {"value":N} with no other field`)
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errorf("invalid_body", "the body must be one JSON object, with nothing after it")
 	}
-	n, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil || n < 0 {
-		return 0, errorf("invalid_value", "value must be an integer from 0 to 9223372036854775807, got %s", cut(string(raw)))
+	if len(fields) == 0 {
+		return nil, errorf("invalid_body", "the body must be %s: it has none", want)
 	}
-	return n, nil
+	return fields, nil
+}
+
+// jsonKind names the kind of JSON value that starts with tok, as
+// json.UnmarshalTypeError does.
+func jsonKind(tok json.Token) string {
+	switch tok.(type) {
+	case json.Delim: // the decoder returns only opening ones here
+		return "array"
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "bool"
+	}
+	return "null"
+}
+
+// unexpectedEOF is err, with the end of the body inside the object said as such.
+func unexpectedEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 type listResponse struct {
 	Sequences []listEntry `json:"sequences"`
 }
 
-// listEntry is one sequence in GET /seq: its value, or, for a sequence whose
-// stored record seqd cannot use, the error a request for it gets.
+// listEntry is one sequence in GET /seq: the sequence as stored, or, for a
+// sequence whose stored record seqd cannot use, its name and the error a request
+// for it gets. Name is listEntry's own, which encoding/json puts before the
+// embedded one: the entry has its name whether or not it has the rest.
 type listEntry struct {
-	Name  string       `json:"name"`
-	Value *int64       `json:"value,omitempty"`
+	Name string `json:"name"`
+	*sequenceResponse
 	Error *errorDetail `json:"error,omitempty"`
+}
+
+// list reads the query of an endpoint that lists sequences (a strategy, if any)
+// and lists the sequences of the sequencer it names.
+func (s sequencers) list(c echo.Context) (counters.Sequencer, []counters.Sequence, error) {
+	q, err := query(c, "strategy")
+	if err != nil {
+		return nil, nil, err
+	}
+	seq, err := s.pick(q)
+	if err != nil {
+		return nil, nil, err
+	}
+	list, err := seq.List(c.Request().Context())
+	if err != nil {
+		return nil, nil, err
+	}
+	return seq, list, nil
 }
 
 // listSequences serves GET /seq[?strategy=…].
 func listSequences(seqs sequencers) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		q, err := query(c, "strategy")
-		if err != nil {
-			return err
-		}
-		seq, err := seqs.pick(q)
-		if err != nil {
-			return err
-		}
-		list, err := seq.List(c.Request().Context())
+		_, list, err := seqs.list(c)
 		if err != nil {
 			return err
 		}
@@ -241,7 +426,7 @@ func listSequences(seqs sequencers) echo.HandlerFunc {
 				e := classify(s.Err)
 				entries[i].Error = &errorDetail{Code: e.code, Message: e.message}
 			} else {
-				entries[i].Value = &list[i].Value
+				entries[i].sequenceResponse = sequenceOf(s)
 			}
 		}
 		return c.JSON(http.StatusOK, listResponse{Sequences: entries})

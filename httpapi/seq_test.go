@@ -188,7 +188,7 @@ func TestCurrent(t *testing.T) {
 	wantError(t, s.get(t, "/seq/orders"), http.StatusNotFound, "sequence_not_found")
 
 	s.get(t, "/seq/orders/next?count=7")
-	if got := decode[sequence](t, s.get(t, "/seq/orders"), http.StatusOK); got != (sequence{"orders", 7, "strict"}) {
+	if got := decode[sequence](t, s.get(t, "/seq/orders"), http.StatusOK); got != (sequence{Name: "orders", Value: 7, Mode: "strict"}) {
 		t.Errorf("GET /seq/orders = %+v, want orders 7", got)
 	}
 	// Reading does not reserve.
@@ -220,11 +220,11 @@ func TestList(t *testing.T) {
 	s.counter.Store("c", 30)
 	s.optimistic.Store("z", 9)
 	got := decode[listResponse](t, s.get(t, "/seq"), http.StatusOK).Sequences
-	if want := []sequence{{"a", 1, ""}, {"b", 2, ""}, {"c", 30, ""}}; !slices.Equal(got, want) {
+	if want := []sequence{{Name: "a", Value: 1, Mode: "strict"}, {Name: "b", Value: 2, Mode: "strict"}, {Name: "c", Value: 30, Mode: "strict"}}; !slices.Equal(got, want) {
 		t.Errorf("GET /seq = %+v, want %+v", got, want)
 	}
 	got = decode[listResponse](t, s.get(t, "/seq?strategy=optimistic"), http.StatusOK).Sequences
-	if want := []sequence{{"z", 9, ""}}; !slices.Equal(got, want) {
+	if want := []sequence{{Name: "z", Value: 9, Mode: "strict"}}; !slices.Equal(got, want) {
 		t.Errorf("GET /seq?strategy=optimistic = %+v, want %+v", got, want)
 	}
 
@@ -252,6 +252,8 @@ func TestSet(t *testing.T) {
 		{"null value", "application/json", `{"value":null}`, 400, "invalid_value", 0},
 		{"null body", "application/json", `null`, 400, "invalid_body", 0},
 		{"duplicate in other case", "application/json", `{"value":1,"VALUE":2}`, 400, "invalid_body", 0},
+		{"duplicate", "application/json", `{"value":1,"value":2}`, 400, "invalid_body", 0},
+		{"duplicate escaped", "application/json", `{"value":1,"\u0076alue":2}`, 400, "invalid_body", 0},
 		{"negative", "application/json", `{"value":-1}`, 400, "invalid_value", 0},
 		{"fraction", "application/json", `{"value":1.5}`, 400, "invalid_value", 0},
 		{"integral fraction", "application/json", `{"value":1.0}`, 400, "invalid_value", 0},
@@ -295,7 +297,7 @@ func TestSet(t *testing.T) {
 				}
 				return
 			}
-			if got := decode[sequence](t, rec, http.StatusOK); got != (sequence{"orders", tt.want, ""}) {
+			if got := decode[sequence](t, rec, http.StatusOK); got != (sequence{Name: "orders", Value: tt.want, Mode: "strict"}) {
 				t.Errorf("PUT answered %+v, want orders %d", got, tt.want)
 			}
 			if v, _ := s.counter.Value("orders"); v != tt.want {
@@ -352,7 +354,7 @@ func TestSetForce(t *testing.T) {
 	wantError(t, s.put(t, "/seq/orders?count=1", `{"value":5}`), http.StatusBadRequest, "unknown_parameter")
 	wantError(t, s.put(t, "/seq/orders?strategy=bogus", `{"value":5}`), http.StatusBadRequest, "invalid_strategy")
 
-	if got := decode[sequence](t, s.put(t, "/seq/orders?force=true", `{"value":5}`), http.StatusOK); got != (sequence{"orders", 5, ""}) {
+	if got := decode[sequence](t, s.put(t, "/seq/orders?force=true", `{"value":5}`), http.StatusOK); got != (sequence{Name: "orders", Value: 5, Mode: "strict"}) {
 		t.Errorf("forced PUT answered %+v", got)
 	}
 	// The next value handed out is value+1.
@@ -393,6 +395,7 @@ func TestDomainErrors(t *testing.T) {
 		{"exhausted", counters.ErrExhausted, 409, "exhausted"},
 		{"invalid count", counters.ErrInvalidCount, 400, "invalid_count"},
 		{"invalid value", counters.ErrInvalidValue, 400, "invalid_value"},
+		{"invalid mode", counters.ErrInvalidMode, 400, "invalid_mode"},
 		{"contention", counters.ErrContention, 503, "contention"},
 		{"unavailable", fmt.Errorf("%w: %s", counters.ErrUnavailable, secret), 503, "unavailable"},
 		{"deadline", fmt.Errorf("driver: %s: %w", secret, context.DeadlineExceeded), 503, "unavailable"},
@@ -403,8 +406,14 @@ func TestDomainErrors(t *testing.T) {
 		func() *http.Request { return newRequest(http.MethodPost, "/seq/orders/next?count=5", "") },
 		func() *http.Request { return newRequest(http.MethodGet, "/seq/orders", "") },
 		func() *http.Request { return newRequest(http.MethodGet, "/seq", "") },
+		func() *http.Request { return newRequest(http.MethodGet, "/seq/orders/status", "") },
+		func() *http.Request { return newRequest(http.MethodGet, "/status", "") },
 		func() *http.Request {
 			return newRequest(http.MethodPut, "/seq/orders", `{"value":1}`,
+				"Content-Type", "application/json", "Authorization", "Bearer "+adminToken)
+		},
+		func() *http.Request {
+			return newRequest(http.MethodPut, "/seq/orders", `{"mode":"cached"}`,
 				"Content-Type", "application/json", "Authorization", "Bearer "+adminToken)
 		},
 	}
@@ -439,7 +448,11 @@ func TestDeadline(t *testing.T) {
 		newRequest(http.MethodPost, "/seq/orders/next?count=10", ""),
 		newRequest(http.MethodGet, "/seq/orders", ""),
 		newRequest(http.MethodGet, "/seq", ""),
+		newRequest(http.MethodGet, "/seq/orders/status", ""),
+		newRequest(http.MethodGet, "/status", ""),
 		newRequest(http.MethodPut, "/seq/orders", `{"value":1}`,
+			"Content-Type", "application/json", "Authorization", "Bearer "+adminToken),
+		newRequest(http.MethodPut, "/seq/orders", `{"mode":"cached","min_block":10,"max_block":20}`,
 			"Content-Type", "application/json", "Authorization", "Bearer "+adminToken),
 		newRequest(http.MethodGet, "/readyz", ""),
 	}

@@ -1,4 +1,5 @@
-// Package httpapi serves seqd's HTTP API: ObjectIds, sequences, health and metrics.
+// Package httpapi serves seqd's HTTP API: ObjectIds, sequences and their modes,
+// status pages, health and metrics.
 //
 // Echo stays inside this package. New builds the handler from its dependencies;
 // routes.go lists the whole API.
@@ -25,13 +26,13 @@ type Config struct {
 	Ping func(ctx context.Context) error
 	// Timeout bounds each request's backend work; zero means 2s.
 	Timeout time.Duration
-	// Tokens, when not empty, are the client tokens /oid and /seq require.
+	// Tokens, when not empty, are the client tokens /oid, /seq and /status require.
 	Tokens []string
 	// AdminToken enables PUT /seq/{name} for requests that present it.
 	AdminToken string
-	// RateLimit is how many requests a second each client may make on /oid and /seq
-	// (a client is its token, else its address); RateBurst how many at once above
-	// that (zero: one second's worth). Zero RateLimit is no limit.
+	// RateLimit is how many requests a second each client may make on /oid, /seq
+	// and /status (a client is its token, else its address); RateBurst how many at
+	// once above that (zero: one second's worth). Zero RateLimit is no limit.
 	RateLimit float64
 	RateBurst int
 	// Logger receives JSON request logs; nil discards them.

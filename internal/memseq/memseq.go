@@ -10,9 +10,16 @@
 // context is done returns ErrUnavailable wrapping ctx.Err(). Every error wraps the
 // counters sentinel, as the real strategies' do, so errors.Is works.
 //
+// It also has the Counter's mode methods. SetMode stores a sequence's mode and
+// block bounds, which Current and List then return, creating the sequence at 0 if
+// new; it refuses with ErrInvalidMode a mode other than strict or cached, bounds
+// other than both 0 (the default) or 1 ≤ min ≤ max ≤ MaxBlock, and any mode on the
+// optimistic strategy, which has none. BlockStatus reports what SetBlockStatus
+// gave it: the fake has no blocks of its own.
+//
 // A test can make every method fail (FailWith, FailFunc, BlockUntilDone), seed and
-// read values without a call (Store, Value), and read what was asked (Calls). A
-// Sequencer is safe for concurrent use.
+// read sequences without a call (Store, StoreSequence, Value), and read what was
+// asked (Calls). A Sequencer is safe for concurrent use.
 package memseq
 
 import (
@@ -24,6 +31,7 @@ import (
 	"sync"
 
 	"github.com/seqd/seqd"
+	"github.com/seqd/seqd/blocks"
 	"github.com/seqd/seqd/counters"
 )
 
@@ -31,9 +39,11 @@ import (
 type Sequencer struct {
 	strategy string
 	batches  bool // NextN takes n > 1; the optimistic strategy does not
+	modes    bool // SetMode takes a mode; the optimistic strategy has none
 
 	mu     sync.Mutex
-	values map[string]int64
+	seqs   map[string]seqd.Sequence        // as stored; Mode "" is strict
+	blocks map[string]blocks.Status        // what SetBlockStatus gave
 	fail   func(ctx context.Context) error // when set, every method returns its error first
 	calls  []Call
 }
@@ -42,25 +52,32 @@ var _ counters.Sequencer = (*Sequencer)(nil)
 
 // Call is one method call, as the Sequencer received it.
 type Call struct {
-	Op       string // "nextN", "current", "set" or "list"
-	Name     string
-	N        int64 // the count asked of nextN
-	Value    int64 // the value asked of set
-	Force    bool  // set's force
-	Deadline bool  // the context carried a deadline
+	Op                 string // "nextN", "current", "set", "setMode" or "list"
+	Name               string
+	N                  int64     // the count asked of nextN
+	Value              int64     // the value asked of set
+	Force              bool      // set's force
+	Mode               seqd.Mode // the mode asked of setMode
+	MinBlock, MaxBlock int64     // setMode's bounds
+	Deadline           bool      // the context carried a deadline
 }
+
+// MaxBlock is the largest block bound SetMode takes.
+const MaxBlock = 1_000_000
 
 // MaxCalls bounds the calls a Sequencer records, so that a fuzz run or a benchmark
 // does not grow it without end; later calls are served but not recorded.
 const MaxCalls = 10000
 
 // New returns an empty Sequencer of strategy (counters.StrategyCounter or
-// counters.StrategyOptimistic), which decides whether NextN takes n > 1.
+// counters.StrategyOptimistic), which decides whether NextN takes n > 1 and SetMode a mode.
 func New(strategy string) *Sequencer {
 	return &Sequencer{
 		strategy: strategy,
 		batches:  strategy != counters.StrategyOptimistic,
-		values:   make(map[string]int64),
+		modes:    strategy != counters.StrategyOptimistic,
+		seqs:     make(map[string]seqd.Sequence),
+		blocks:   make(map[string]blocks.Status),
 	}
 }
 
@@ -90,15 +107,43 @@ func (s *Sequencer) FailFunc(fail func(ctx context.Context) error) {
 func (s *Sequencer) Store(name string, v int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.values[name] = v
+	seq := s.seqs[name]
+	seq.Value = v
+	s.seqs[name] = seq
+}
+
+// StoreSequence stores seq as it is, under seq.Name, without a call: its mode,
+// bounds and block counts as well as its value. Its Err is not kept.
+func (s *Sequencer) StoreSequence(seq seqd.Sequence) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seq.Err = nil
+	s.seqs[seq.Name] = seq
 }
 
 // Value returns the value of name, and whether name exists, without a call.
 func (s *Sequencer) Value(name string) (int64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v, ok := s.values[name]
-	return v, ok
+	seq, ok := s.seqs[name]
+	return seq.Value, ok
+}
+
+// SetBlockStatus makes BlockStatus(name) report st.
+func (s *Sequencer) SetBlockStatus(name string, st blocks.Status) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blocks[name] = st
+}
+
+// BlockStatus returns what SetBlockStatus gave for name, and whether it gave any.
+// Like the Counter's, it is not a call to the store: it is not recorded, and
+// FailWith does not reach it.
+func (s *Sequencer) BlockStatus(name string) (blocks.Status, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.blocks[name]
+	return st, ok
 }
 
 // Calls returns the calls received so far, the first MaxCalls of them, in order.
@@ -149,11 +194,13 @@ func (s *Sequencer) NextN(ctx context.Context, name string, n int64) (counters.R
 func (s *Sequencer) reserve(name string, n int64) (counters.Range, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	last := s.values[name]
+	seq := s.seqs[name]
+	last := seq.Value
 	if last > math.MaxInt64-n {
 		return counters.Range{}, fmt.Errorf("memseq: next %q: %w", name, counters.ErrExhausted)
 	}
-	s.values[name] = last + n
+	seq.Name, seq.Value = name, last+n
+	s.seqs[name] = seq
 	return counters.Range{First: last + 1, Last: last + n}, nil
 }
 
@@ -162,11 +209,22 @@ func (s *Sequencer) Current(ctx context.Context, name string) (counters.Sequence
 	if err := s.begin(ctx, Call{Op: "current", Name: name}); err != nil {
 		return counters.Sequence{}, err
 	}
-	v, ok := s.Value(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seq, ok := s.seqs[name]
 	if !ok {
 		return counters.Sequence{}, fmt.Errorf("memseq: current %q: %w", name, counters.ErrNotFound)
 	}
-	return counters.Sequence{Name: name, Value: v, Mode: seqd.ModeStrict}, nil
+	return stored(name, seq), nil
+}
+
+// stored is seq as Current and List return it: named, with its mode.
+func stored(name string, seq seqd.Sequence) counters.Sequence {
+	seq.Name = name
+	if seq.Mode == "" {
+		seq.Mode = seqd.ModeStrict
+	}
+	return seq
 }
 
 // Set moves name to value.
@@ -179,10 +237,34 @@ func (s *Sequencer) Set(ctx context.Context, name string, value int64, force boo
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if cur := s.values[name]; value < cur && !force {
+	seq := s.seqs[name]
+	if cur := seq.Value; value < cur && !force {
 		return fmt.Errorf("memseq: set %q to %d: %w: at %d, asked for %d", name, value, counters.ErrBackwards, cur, value)
 	}
-	s.values[name] = value
+	seq.Name, seq.Value = name, value
+	s.seqs[name] = seq
+	return nil
+}
+
+// SetMode sets the mode and block bounds of name, creating it at 0 if new.
+func (s *Sequencer) SetMode(ctx context.Context, name string, mode seqd.Mode, minBlock, maxBlock int64) error {
+	if err := s.begin(ctx, Call{Op: "setMode", Name: name, Mode: mode, MinBlock: minBlock, MaxBlock: maxBlock}); err != nil {
+		return err
+	}
+	switch {
+	case !s.modes:
+		return fmt.Errorf("memseq: set mode of %q: %w: the %s strategy has no modes", name, counters.ErrInvalidMode, s.strategy)
+	case mode != seqd.ModeStrict && mode != seqd.ModeCached:
+		return fmt.Errorf("memseq: set mode of %q: %w: %q is not strict or cached", name, counters.ErrInvalidMode, mode)
+	case !(minBlock == 0 && maxBlock == 0) && !(1 <= minBlock && minBlock <= maxBlock && maxBlock <= MaxBlock):
+		return fmt.Errorf("memseq: set mode of %q: %w: block bounds %d..%d are not both 0 or 1 ≤ min ≤ max ≤ %d",
+			name, counters.ErrInvalidMode, minBlock, maxBlock, MaxBlock)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seq := s.seqs[name]
+	seq.Name, seq.Mode, seq.MinBlock, seq.MaxBlock = name, mode, minBlock, maxBlock
+	s.seqs[name] = seq
 	return nil
 }
 
@@ -193,9 +275,9 @@ func (s *Sequencer) List(ctx context.Context) ([]counters.Sequence, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	list := make([]counters.Sequence, 0, len(s.values))
-	for name, v := range s.values {
-		list = append(list, counters.Sequence{Name: name, Value: v, Mode: seqd.ModeStrict})
+	list := make([]counters.Sequence, 0, len(s.seqs))
+	for name, seq := range s.seqs {
+		list = append(list, stored(name, seq))
 	}
 	slices.SortFunc(list, func(a, b counters.Sequence) int { return strings.Compare(a.Name, b.Name) })
 	return list, nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seqd/seqd"
+	"github.com/seqd/seqd/blocks"
 	"github.com/seqd/seqd/counters"
 	"github.com/seqd/seqd/internal/memseq"
 )
@@ -104,9 +105,11 @@ func TestCalls(t *testing.T) {
 	defer cancel()
 	next(ctx, s, "a")
 	s.Set(context.Background(), "a", 5, true)
+	s.SetMode(ctx, "a", seqd.ModeCached, 2, 3)
 	want := []memseq.Call{
 		{Op: "nextN", Name: "a", N: 1, Deadline: true},
 		{Op: "set", Name: "a", Value: 5, Force: true},
+		{Op: "setMode", Name: "a", Mode: seqd.ModeCached, MinBlock: 2, MaxBlock: 3, Deadline: true},
 	}
 	if got := s.Calls(); !slices.Equal(got, want) {
 		t.Errorf("Calls = %+v, want %+v", got, want)
@@ -119,6 +122,123 @@ func TestCalls(t *testing.T) {
 	}
 	if v, err := next(ctx, s, "a"); v != 6 || err != nil {
 		t.Errorf("past MaxCalls, Next = %d, %v: calls are served still", v, err)
+	}
+}
+
+// TestSetMode checks that SetMode validates as the Counter's does, stores the mode
+// and bounds for Current and List, creates a new name at 0, and leaves the value.
+func TestSetMode(t *testing.T) {
+	ctx := context.Background()
+	s := memseq.New(counters.StrategyCounter)
+	s.Store("a", 7)
+	if err := s.SetMode(ctx, "a", seqd.ModeCached, 10, 500); err != nil {
+		t.Fatalf("SetMode(cached, 10, 500): %v", err)
+	}
+	want := seqd.Sequence{Name: "a", Value: 7, Mode: seqd.ModeCached, MinBlock: 10, MaxBlock: 500}
+	if got, err := s.Current(ctx, "a"); got != want || err != nil {
+		t.Errorf("Current = %+v, %v; want %+v", got, err, want)
+	}
+	if err := s.SetMode(ctx, "new", seqd.ModeCached, 0, 0); err != nil {
+		t.Fatalf("SetMode of a new name: %v", err)
+	}
+	if got, err := s.Current(ctx, "new"); got != (seqd.Sequence{Name: "new", Mode: seqd.ModeCached}) || err != nil {
+		t.Errorf("a new name after SetMode: %+v, %v; want it at 0, cached, default bounds", got, err)
+	}
+	if err := s.SetMode(ctx, "a", seqd.ModeStrict, 1, memseq.MaxBlock); err != nil {
+		t.Fatalf("SetMode(strict, 1, MaxBlock): %v", err)
+	}
+	// Values go on from where they were, whatever the mode.
+	if v, err := next(ctx, s, "a"); v != 8 || err != nil {
+		t.Errorf("Next after SetMode = %d, %v; want 8", v, err)
+	}
+	list, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantList := []seqd.Sequence{
+		{Name: "a", Value: 8, Mode: seqd.ModeStrict, MinBlock: 1, MaxBlock: memseq.MaxBlock},
+		{Name: "new", Mode: seqd.ModeCached},
+	}
+	if !slices.Equal(list, wantList) {
+		t.Errorf("List = %+v, want %+v", list, wantList)
+	}
+
+	for _, bad := range []struct {
+		mode     seqd.Mode
+		min, max int64
+	}{
+		{"", 0, 0}, {"Cached", 0, 0}, {"optimistic", 0, 0},
+		{seqd.ModeCached, 0, 10}, {seqd.ModeCached, 10, 0}, {seqd.ModeCached, 11, 10},
+		{seqd.ModeCached, -1, 10}, {seqd.ModeCached, 1, memseq.MaxBlock + 1}, {seqd.ModeStrict, -5, -1},
+	} {
+		if err := s.SetMode(ctx, "a", bad.mode, bad.min, bad.max); !errors.Is(err, counters.ErrInvalidMode) {
+			t.Errorf("SetMode(%q, %d, %d) = %v, want ErrInvalidMode", bad.mode, bad.min, bad.max, err)
+		}
+	}
+	if err := s.SetMode(ctx, "-x", seqd.ModeCached, 0, 0); !errors.Is(err, counters.ErrInvalidName) {
+		t.Errorf("SetMode of an invalid name = %v, want ErrInvalidName", err)
+	}
+	if _, ok := s.Value("-x"); ok {
+		t.Error("a refused SetMode created the sequence")
+	}
+	if got, _ := s.Current(ctx, "a"); got.Mode != seqd.ModeStrict || got.MinBlock != 1 || got.MaxBlock != memseq.MaxBlock {
+		t.Errorf("refused SetModes changed the sequence: %+v", got)
+	}
+
+	o := memseq.New(counters.StrategyOptimistic)
+	for _, mode := range []seqd.Mode{seqd.ModeStrict, seqd.ModeCached} {
+		if err := o.SetMode(ctx, "a", mode, 0, 0); !errors.Is(err, counters.ErrInvalidMode) {
+			t.Errorf("optimistic SetMode(%s) = %v, want ErrInvalidMode: the strategy has no modes", mode, err)
+		}
+	}
+	if _, ok := o.Value("a"); ok {
+		t.Error("a refused optimistic SetMode created the sequence")
+	}
+}
+
+// TestStoreSequence checks that a sequence stored whole comes back from Current
+// and List with its counts, its mode defaulting to strict.
+func TestStoreSequence(t *testing.T) {
+	ctx := context.Background()
+	s := memseq.New(counters.StrategyCounter)
+	counts := seqd.BlockCounts{Reserved: 3000, Served: 2500, Returned: 200}
+	s.StoreSequence(seqd.Sequence{Name: "c", Value: 3000, Mode: seqd.ModeCached, Blocks: counts, Err: errors.New("dropped")})
+	s.StoreSequence(seqd.Sequence{Name: "s", Value: 4})
+	want := []seqd.Sequence{
+		{Name: "c", Value: 3000, Mode: seqd.ModeCached, Blocks: counts},
+		{Name: "s", Value: 4, Mode: seqd.ModeStrict},
+	}
+	if got, err := s.Current(ctx, "c"); got != want[0] || err != nil {
+		t.Errorf("Current = %+v, %v; want %+v", got, err, want[0])
+	}
+	if list, err := s.List(ctx); !slices.Equal(list, want) || err != nil {
+		t.Errorf("List = %+v, %v; want %+v", list, err, want)
+	}
+	// Store changes the value only.
+	s.Store("c", 4000)
+	if got, _ := s.Current(ctx, "c"); got.Value != 4000 || got.Mode != seqd.ModeCached || got.Blocks != counts {
+		t.Errorf("after Store: %+v", got)
+	}
+}
+
+// TestBlockStatus checks that BlockStatus reports what SetBlockStatus gave, and
+// that it is not a call: neither recorded nor failed.
+func TestBlockStatus(t *testing.T) {
+	s := memseq.New(counters.StrategyCounter)
+	if st, ok := s.BlockStatus("a"); ok || st != (blocks.Status{}) {
+		t.Errorf("BlockStatus before SetBlockStatus = %+v, %v; want none", st, ok)
+	}
+	want := blocks.Status{
+		Current: blocks.Block{First: 101, Last: 200, Remaining: 40}, BlockSize: 200, Rate: 12.5,
+		LastFetch: 3 * time.Millisecond, LastError: "boom", Served: 60, Skipped: 2,
+	}
+	s.SetBlockStatus("a", want)
+	s.FailWith(errors.New("down"))
+	if st, ok := s.BlockStatus("a"); !ok || st != want {
+		t.Errorf("BlockStatus = %+v, %v; want %+v", st, ok, want)
+	}
+	if calls := s.Calls(); len(calls) != 0 {
+		t.Errorf("BlockStatus was recorded: %+v", calls)
 	}
 }
 

@@ -1,0 +1,159 @@
+package httpapi
+
+import (
+	"bytes"
+	_ "embed"
+	"html/template"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/seqd/seqd"
+	"github.com/seqd/seqd/blocks"
+	"github.com/seqd/seqd/counters"
+)
+
+// blockReporter is a Sequencer that serves cached sequences from blocks (the
+// counter strategy's): BlockStatus reports this process's blocks of name, false
+// when it holds none. It reads memory only, so it takes no context.
+type blockReporter interface {
+	BlockStatus(name string) (blocks.Status, bool)
+}
+
+// blockStatusOf returns this instance's blocks of name, if seq has any.
+func blockStatusOf(seq counters.Sequencer, name string) (blocks.Status, bool) {
+	if r, ok := seq.(blockReporter); ok {
+		return r.BlockStatus(name)
+	}
+	return blocks.Status{}, false
+}
+
+// blockResponse is the unused rest of a block.
+type blockResponse struct {
+	First     int64 `json:"first"`
+	Last      int64 `json:"last"`
+	Remaining int64 `json:"remaining"`
+}
+
+// statusResponse is one sequence as this instance serves it: GET
+// /seq/{name}/status answers it, and GET /status shows one a row. The mode and
+// returned are as stored; the rest is this instance's blocks, zero when it holds
+// none.
+type statusResponse struct {
+	Name        string         `json:"name"`
+	Mode        seqd.Mode      `json:"mode"`
+	Current     *blockResponse `json:"current"` // null: no block
+	Next        *blockResponse `json:"next"`
+	BlockSize   int64          `json:"block_size"`
+	Rate        float64        `json:"rate"` // values a second
+	LastFetchMS float64        `json:"last_fetch_ms"`
+	LastError   string         `json:"last_error,omitempty"`
+	Served      int64          `json:"served"`   // values this instance served from its blocks
+	Skipped     int64          `json:"skipped"`  // values it passed over to keep a count contiguous
+	Returned    int64          `json:"returned"` // values every instance gave back at a clean stop
+}
+
+// instanceStatus is s with this instance's blocks st.
+func instanceStatus(s counters.Sequence, st blocks.Status) statusResponse {
+	return statusResponse{
+		Name:        s.Name,
+		Mode:        modeOf(s),
+		Current:     blockOf(st.Current),
+		Next:        blockOf(st.Next),
+		BlockSize:   st.BlockSize,
+		Rate:        finite(st.Rate),
+		LastFetchMS: float64(st.LastFetch.Microseconds()) / 1000,
+		LastError:   st.LastError,
+		Served:      st.Served,
+		Skipped:     st.Skipped,
+		Returned:    s.Blocks.Returned,
+	}
+}
+
+func blockOf(b blocks.Block) *blockResponse {
+	if b.Remaining == 0 {
+		return nil
+	}
+	return &blockResponse{First: b.First, Last: b.Last, Remaining: b.Remaining}
+}
+
+// finite is x, or 0 for what JSON cannot carry: a rate measured over no time
+// must not cost the answer a 500.
+func finite(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return x
+}
+
+// sequenceStatus serves GET /seq/{name}/status[?strategy=…].
+func sequenceStatus(seqs sequencers) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		seq, s, err := seqs.current(c)
+		if err != nil {
+			return err
+		}
+		st, _ := blockStatusOf(seq, s.Name)
+		return c.JSON(http.StatusOK, instanceStatus(s, st))
+	}
+}
+
+//go:embed status.html
+var statusHTML string
+
+var statusPage = template.Must(template.New("status").Parse(statusHTML))
+
+// statusRow is one sequence on the status page.
+type statusRow struct {
+	statusResponse
+	Value     int64
+	MinBlock  int64
+	MaxBlock  int64
+	HasBlocks bool   // this instance reported blocks for it
+	Error     string // the record seqd cannot use; nothing else is set
+}
+
+// statusPageData is what the status page shows.
+type statusPageData struct {
+	Strategy string
+	At       string
+	Rows     []statusRow
+}
+
+// statusPageCSP allows the page its inline style and nothing else: no script, no
+// fetch, no frame.
+const statusPageCSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
+// statusPageHandler serves GET /status[?strategy=…]: every sequence of the
+// strategy with this instance's blocks, as a page for operators.
+func statusPageHandler(seqs sequencers) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		seq, list, err := seqs.list(c)
+		if err != nil {
+			return err
+		}
+		data := statusPageData{
+			Strategy: seq.Strategy(),
+			At:       time.Now().UTC().Format(time.RFC3339),
+			Rows:     make([]statusRow, len(list)),
+		}
+		for i, s := range list {
+			row := &data.Rows[i]
+			if s.Err != nil {
+				row.Name, row.Error = s.Name, classify(s.Err).message
+				continue
+			}
+			st, ok := blockStatusOf(seq, s.Name)
+			row.statusResponse = instanceStatus(s, st)
+			row.Value, row.MinBlock, row.MaxBlock, row.HasBlocks = s.Value, s.MinBlock, s.MaxBlock, ok
+		}
+		var page bytes.Buffer
+		if err := statusPage.Execute(&page, data); err != nil {
+			return err
+		}
+		c.Response().Header().Set("Content-Security-Policy", statusPageCSP)
+		return c.HTMLBlob(http.StatusOK, page.Bytes())
+	}
+}

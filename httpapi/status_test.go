@@ -1,0 +1,220 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"mime"
+	"net/http"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seqd/seqd"
+	"github.com/seqd/seqd/blocks"
+	"github.com/seqd/seqd/counters"
+	"github.com/seqd/seqd/httpapi"
+	"github.com/seqd/seqd/internal/memseq"
+)
+
+// Responses of GET /seq/{name}/status, as a client reads them.
+type (
+	blockJSON struct {
+		First     int64 `json:"first"`
+		Last      int64 `json:"last"`
+		Remaining int64 `json:"remaining"`
+	}
+	seqStatus struct {
+		Name        string     `json:"name"`
+		Mode        string     `json:"mode"`
+		Current     *blockJSON `json:"current"`
+		Next        *blockJSON `json:"next"`
+		BlockSize   int64      `json:"block_size"`
+		Rate        float64    `json:"rate"`
+		LastFetchMS float64    `json:"last_fetch_ms"`
+		LastError   string     `json:"last_error"`
+		Served      int64      `json:"served"`
+		Skipped     int64      `json:"skipped"`
+		Returned    int64      `json:"returned"`
+	}
+)
+
+// cachedStatus is a cached sequence's blocks as an instance reports them.
+var cachedStatus = blocks.Status{
+	Current:   blocks.Block{First: 2961, Last: 3000, Remaining: 40},
+	Next:      blocks.Block{First: 3001, Last: 5000, Remaining: 2000},
+	BlockSize: 2000, Rate: 812.5, LastFetch: 1500 * time.Microsecond, LastFetchAt: time.Unix(1_700_000_000, 0),
+	Fetched: 5000, Served: 2958, Skipped: 2,
+}
+
+// TestSequenceStatus checks GET /seq/{name}/status: the mode and returned as
+// stored, the rest from this instance's blocks, and nulls and zeros without them.
+func TestSequenceStatus(t *testing.T) {
+	s := newServer(t)
+	s.counter.StoreSequence(seqd.Sequence{Name: "orders", Value: 5000, Mode: seqd.ModeCached,
+		Blocks: seqd.BlockCounts{Reserved: 5000, Served: 2000, Returned: 120}})
+	s.counter.SetBlockStatus("orders", cachedStatus)
+	rec := s.get(t, "/seq/orders/status")
+	got := decode[seqStatus](t, rec, http.StatusOK)
+	want := seqStatus{
+		Name: "orders", Mode: "cached",
+		Current:   &blockJSON{2961, 3000, 40},
+		Next:      &blockJSON{3001, 5000, 2000},
+		BlockSize: 2000, Rate: 812.5, LastFetchMS: 1.5, Served: 2958, Skipped: 2, Returned: 120,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("status = %s\nwant %+v", rec.Body, want)
+	}
+	if strings.Contains(rec.Body.String(), "last_error") {
+		t.Errorf("status %s has last_error, want it only after a failed fetch", rec.Body)
+	}
+
+	// The current block used up, the next not fetched yet, the last fetch failed.
+	failing := cachedStatus
+	failing.Current, failing.Next, failing.LastError = blocks.Block{}, blocks.Block{}, "backend unavailable"
+	s.counter.SetBlockStatus("orders", failing)
+	got = decode[seqStatus](t, s.get(t, "/seq/orders/status"), http.StatusOK)
+	if got.Current != nil || got.Next != nil || got.LastError != "backend unavailable" {
+		t.Errorf("status without blocks = %+v, want current and next null and the last error", got)
+	}
+
+	// A strict sequence, or one this instance holds no blocks of.
+	s.counter.Store("plain", 7)
+	rec = s.get(t, "/seq/plain/status")
+	want = seqStatus{Name: "plain", Mode: "strict"}
+	if got := decode[seqStatus](t, rec, http.StatusOK); got != want {
+		t.Errorf("strict status = %+v, want %+v", got, want)
+	}
+	if body := compactJSON(t, rec.Body.Bytes()); !strings.Contains(body, `"current":null,"next":null`) {
+		t.Errorf("strict status %s: want current and next null", body)
+	}
+
+	// The optimistic strategy has neither modes nor blocks.
+	s.optimistic.Store("orders", 3)
+	if got := decode[seqStatus](t, s.get(t, "/seq/orders/status?strategy=optimistic"), http.StatusOK); got != (seqStatus{Name: "orders", Mode: "strict"}) {
+		t.Errorf("optimistic status = %+v", got)
+	}
+
+	// A rate JSON cannot carry is 0, not a failed answer.
+	nan := cachedStatus
+	nan.Rate = math.NaN()
+	s.counter.SetBlockStatus("orders", nan)
+	if got := decode[seqStatus](t, s.get(t, "/seq/orders/status"), http.StatusOK); got.Rate != 0 {
+		t.Errorf("rate NaN answered as %v, want 0", got.Rate)
+	}
+
+	wantError(t, s.get(t, "/seq/nope/status"), http.StatusNotFound, "sequence_not_found")
+	wantError(t, s.get(t, "/seq/-x/status"), http.StatusBadRequest, "invalid_name")
+	wantError(t, s.get(t, "/seq/orders/status?count=1"), http.StatusBadRequest, "unknown_parameter")
+	wantError(t, s.get(t, "/seq/orders/status?strategy=magic"), http.StatusBadRequest, "invalid_strategy")
+	wantError(t, s.serve(t, newRequest(http.MethodPost, "/seq/orders/status", "")), http.StatusMethodNotAllowed, "method_not_allowed")
+}
+
+// withBadRecord is a sequencer whose List also holds a record seqd cannot use,
+// with an error that says what was stored there.
+type withBadRecord struct {
+	*memseq.Sequencer
+	bad counters.Sequence
+}
+
+func (w withBadRecord) List(ctx context.Context) ([]counters.Sequence, error) {
+	list, err := w.Sequencer.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list = append(list, w.bad)
+	slices.SortFunc(list, func(a, b counters.Sequence) int { return strings.Compare(a.Name, b.Name) })
+	return list, nil
+}
+
+// TestStatusPage checks GET /status: an HTML page without script, one row per
+// sequence in order, blocks where this instance has them, the unusable record
+// marked, and everything escaped.
+func TestStatusPage(t *testing.T) {
+	counter := memseq.New(counters.StrategyCounter)
+	bad := counters.Sequence{Name: "broken", Err: fmt.Errorf(`counters: list: %w: seq is a string "<script>alert(1)</script>"`, counters.ErrInvalidCounter)}
+	s := newServer(t, func(c *httpapi.Config) {
+		c.Sequencers = []counters.Sequencer{withBadRecord{counter, bad}}
+	})
+
+	rec := s.get(t, "/status")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /status: %d %s", rec.Code, rec.Body)
+	}
+	wantHTML(t, rec.Header())
+	if page := rec.Body.String(); !strings.Contains(page, "broken") || strings.Contains(page, "<script>") {
+		t.Errorf("page with one unusable record: want it listed and escaped:\n%s", page)
+	}
+
+	counter.StoreSequence(seqd.Sequence{Name: "orders", Value: 5000, Mode: seqd.ModeCached, MinBlock: 100, MaxBlock: 2000})
+	withError := cachedStatus
+	withError.LastError = `fetch: <b>timeout</b> & "more"`
+	counter.SetBlockStatus("orders", withError)
+	counter.Store("plain", 7)
+
+	rec = s.get(t, "/status")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /status: %d %s", rec.Code, rec.Body)
+	}
+	wantHTML(t, rec.Header())
+	page := rec.Body.String()
+	for _, want := range []string{
+		"<!DOCTYPE html>",
+		// the unusable record, marked, its message escaped
+		`<tr class="bad"><td>broken</td>`,
+		`is a string &#34;&lt;script&gt;alert(1)&lt;/script&gt;&#34;`,
+		// a cached sequence with this instance's blocks
+		`<tr><td>orders</td><td class="text">cached</td><td>5000</td><td>100–2000</td>`,
+		`<td>2961–3000 (40 left)</td><td>3001–5000 (2000 left)</td><td>2000</td><td>812.5/s</td><td>1.5 ms</td><td>2958</td><td>2</td>`,
+		`fetch: &lt;b&gt;timeout&lt;/b&gt; &amp; &#34;more&#34;`,
+		// a strict sequence without blocks
+		`<tr><td>plain</td><td class="text">strict</td><td>7</td><td><span class="none">default</span></td><td class="none" colspan="8">no blocks in this instance</td></tr>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s:\n%s", want, page)
+		}
+	}
+	for _, unwanted := range []string{"<script", "<b>", "javascript:"} {
+		if strings.Contains(page, unwanted) {
+			t.Errorf("the page holds %q:\n%s", unwanted, page)
+		}
+	}
+	if handler := regexp.MustCompile(`(?i)\son[a-z]+\s*=`).FindString(page); handler != "" {
+		t.Errorf("the page has an event handler %q:\n%s", handler, page)
+	}
+	if b, o, p := strings.Index(page, ">broken<"), strings.Index(page, ">orders<"), strings.Index(page, ">plain<"); !(b < o && o < p) {
+		t.Errorf("rows not in the List's order (broken %d, orders %d, plain %d)", b, o, p)
+	}
+
+	wantError(t, s.get(t, "/status?strategy=magic"), http.StatusBadRequest, "invalid_strategy")
+	wantError(t, s.get(t, "/status?x=1"), http.StatusBadRequest, "unknown_parameter")
+}
+
+// TestStatusPageEmpty checks the page of a strategy without sequences, and that
+// ?strategy= picks the sequencer.
+func TestStatusPageEmpty(t *testing.T) {
+	s := newServer(t)
+	s.counter.Store("orders", 1)
+	rec := s.get(t, "/status?strategy=optimistic")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /status: %d %s", rec.Code, rec.Body)
+	}
+	wantHTML(t, rec.Header())
+	if page := rec.Body.String(); !strings.Contains(page, "seqd: optimistic sequences") || !strings.Contains(page, "No sequences yet.") || strings.Contains(page, "orders") {
+		t.Errorf("empty optimistic page:\n%s", page)
+	}
+}
+
+// wantHTML asserts an HTML answer that runs no script.
+func wantHTML(t testing.TB, h http.Header) {
+	t.Helper()
+	if mt, params, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || mt != "text/html" || !strings.EqualFold(params["charset"], "utf-8") {
+		t.Errorf("Content-Type %q, want text/html; charset=utf-8", h.Get("Content-Type"))
+	}
+	if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || strings.Contains(csp, "script-src") {
+		t.Errorf("Content-Security-Policy %q, want default-src 'none' and no script source", csp)
+	}
+}
