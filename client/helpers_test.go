@@ -33,6 +33,10 @@ func withTokens(tokens ...string) serverOption {
 	return func(c *httpapi.Config, _ *serverWrap) { c.Tokens = tokens }
 }
 
+func withRateLimit(perSecond float64, burst int) serverOption {
+	return func(c *httpapi.Config, _ *serverWrap) { c.RateLimit, c.RateBurst = perSecond, burst }
+}
+
 func withRetryAfter(v string) serverOption {
 	return func(_ *httpapi.Config, w *serverWrap) { w.retryAfter = v }
 }

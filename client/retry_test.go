@@ -73,6 +73,29 @@ func TestAttemptsAreBounded(t *testing.T) {
 	}
 }
 
+// A 429 (rate limit) is asked again too: seqd did nothing with the request.
+func TestRateLimitIsAskedAgain(t *testing.T) {
+	s := newSeqd(t, withRateLimit(0.001, 1)) // one request, then none for a long while
+	c := newClient(t, s.URL)
+	var w waits
+	client.SetWait(c, w.wait)
+	ctx := t.Context()
+	if _, err := c.Next(ctx, "s"); err != nil {
+		t.Fatalf("first Next = %v", err)
+	}
+	_, err := c.Next(ctx, "s")
+	var e *client.Error
+	if !errors.As(err, &e) || e.Status != http.StatusTooManyRequests || e.Code != "too_many_requests" {
+		t.Fatalf("second Next = %v; want seqd's 429", err)
+	}
+	if n := s.requests.Load(); n != 1+client.MaxAttempts {
+		t.Fatalf("%d requests; want 1 + %d", n, client.MaxAttempts)
+	}
+	if got := w.asked(); len(got) != client.MaxAttempts-1 || got[0] != time.Second {
+		t.Fatalf("waits %v; want %d of seqd's Retry-After (1s)", got, client.MaxAttempts-1)
+	}
+}
+
 // A context that ends during the wait ends the call with the 503 and ctx's error.
 func TestWaitEndsWithTheContext(t *testing.T) {
 	s := newSeqd(t)
