@@ -31,9 +31,9 @@
 // memory, with one blocks.Allocator per name. Its guarantees:
 //   - values are unique across all clients and seqd instances: each block comes
 //     from seqd, which never hands a value out twice;
-//   - values are strictly increasing within one Client: an answer that starts
-//     after another answer of the same Client returned is larger;
-//   - there is no order across clients (nor against seqd's own cached mode);
+//   - a sequence's values are strictly increasing within one Client: an answer
+//     that starts after another answer of the same Client returned is larger;
+//   - there is no order across clients, cached or not;
 //   - values held in the cache when the process ends are lost: a gap;
 //   - Close releases the allocators; the client cannot give values back to seqd.
 //
@@ -61,6 +61,9 @@ import (
 // MaxCount is the most values one request may ask of seqd (its limit on
 // GET /seq/{name}/next?count=N).
 const MaxCount = 1_000_000
+
+// maxIdleConns is how many idle connections to seqd a Client of its own keeps.
+const maxIdleConns = 64
 
 // ErrClosed is returned by calls on a Client after Close.
 var ErrClosed = errors.New("client: closed")
@@ -163,7 +166,11 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		wait: sleep,
 	}
 	if c.http == nil {
-		c.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		// Every request goes to one host: keep a connection for each of the
+		// goroutines that share the Client, not net/http's default of two.
+		tr.MaxIdleConnsPerHost = maxIdleConns
+		c.http = &http.Client{Transport: tr}
 		c.owned = true
 	}
 	if o.token != "" {

@@ -15,7 +15,7 @@ import (
 // with an HTTP status. It unwraps to the seqd sentinel of its code, or to nil for
 // a code without one (unauthorized, forbidden, too_many_requests, internal, …).
 //
-// An answer that is not seqd's JSON (a proxy's error page, a body cut short) is an
+// An answer that is not seqd's JSON (a proxy's error page, another service's) is an
 // Error too, with an empty Code and a Message saying what came; it unwraps to
 // seqd.ErrUnavailable.
 type Error struct {
