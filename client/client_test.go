@@ -72,6 +72,18 @@ func TestNextNextNCurrent(t *testing.T) {
 	}
 }
 
+// Current reads a cached sequence's block bounds and counts.
+func TestCurrentOfACachedSequence(t *testing.T) {
+	s := newSeqd(t)
+	want := seqd.Sequence{Name: "c", Value: 5000, Mode: seqd.ModeCached, MinBlock: 10, MaxBlock: 1000,
+		Blocks: seqd.BlockCounts{Reserved: 5000, Served: 4000, Returned: 100}}
+	s.seq.StoreSequence(want)
+	got, err := newClient(t, s.URL).Current(t.Context(), "c")
+	if err != nil || got != want {
+		t.Fatalf("Current = %+v, %v; want %+v", got, err, want)
+	}
+}
+
 func TestTokenIsSent(t *testing.T) {
 	s := newSeqd(t, withTokens("secret-1"))
 	ctx := t.Context()

@@ -40,6 +40,7 @@ func TestErrorsFromSeqd(t *testing.T) {
 		// What the store reports, as the handler answers it.
 		{"invalid_name", 400, seqd.ErrInvalidName, fails(seqd.ErrInvalidName), next},
 		{"invalid_value", 400, seqd.ErrInvalidValue, fails(seqd.ErrInvalidValue), current},
+		{"invalid_mode", 400, seqd.ErrInvalidMode, fails(seqd.ErrInvalidMode), current},
 		{"backwards", 409, seqd.ErrBackwards, fails(seqd.ErrBackwards), next},
 		{"contention", 503, seqd.ErrContention, fails(seqd.ErrContention), next},
 		{"unavailable", 503, seqd.ErrUnavailable, fails(seqd.ErrUnavailable), current},
