@@ -66,8 +66,8 @@ func (k *cache) next(ctx context.Context, name string) (int64, error) {
 func (k *cache) nextN(ctx context.Context, name string, n int64) (seqd.Range, error) {
 	// Checked here, not left to seqd: a block request that seqd refuses would fail
 	// every caller of the name for the allocator's Cooldown.
-	if n < 1 || n > MaxCount {
-		return seqd.Range{}, fmt.Errorf("client: next %d of %q: %w: count must be from 1 to %d", n, name, seqd.ErrInvalidCount, MaxCount)
+	if n < 1 || n > seqd.MaxCount {
+		return seqd.Range{}, fmt.Errorf("client: next %d of %q: %w: count must be from 1 to %d", n, name, seqd.ErrInvalidCount, seqd.MaxCount)
 	}
 	a, err := k.allocator(name)
 	if err != nil {

@@ -96,7 +96,7 @@ func TestCacheNextN(t *testing.T) {
 	if err != nil || big.Count() != 1000 || big.First <= r.Last {
 		t.Fatalf("NextN(1000) = %+v, %v; want 1000 values after %d", big, err, r.Last)
 	}
-	for _, n := range []int64{0, -1, client.MaxCount + 1} {
+	for _, n := range []int64{0, -1, seqd.MaxCount + 1} {
 		if _, err := c.NextN(ctx, "s", n); !errors.Is(err, seqd.ErrInvalidCount) {
 			t.Errorf("NextN(%d) = %v; want ErrInvalidCount", n, err)
 		}
@@ -161,7 +161,7 @@ func TestCacheClose(t *testing.T) {
 //	go test -run '^$' -bench CachedNextParallel -benchtime 2s ./client
 func BenchmarkCachedNextParallel(b *testing.B) {
 	s := newSeqd(b)
-	c := newClient(b, s.URL, client.WithCache(blocks.Options{MinBlock: client.MaxCount}))
+	c := newClient(b, s.URL, client.WithCache(blocks.Options{MinBlock: seqd.MaxCount}))
 	ctx := context.Background()
 	if _, err := c.Next(ctx, "bench"); err != nil {
 		b.Fatal(err)

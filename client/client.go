@@ -27,7 +27,7 @@
 // # Local cache
 //
 // WithCache makes the client reserve blocks of values with one request each
-// (GET /seq/{name}/next?count=N, N up to MaxCount) and serve Next and NextN from
+// (GET /seq/{name}/next?count=N, N up to seqd.MaxCount) and serve Next and NextN from
 // memory, with one blocks.Allocator per name. Its guarantees:
 //   - values are unique across all clients and seqd instances: each block comes
 //     from seqd, which never hands a value out twice;
@@ -57,10 +57,6 @@ import (
 	"github.com/seqd/seqd"
 	"github.com/seqd/seqd/blocks"
 )
-
-// MaxCount is the most values one request may ask of seqd (its limit on
-// GET /seq/{name}/next?count=N).
-const MaxCount = 1_000_000
 
 // maxIdleConns is how many idle connections to seqd a Client of its own keeps.
 const maxIdleConns = 64
@@ -122,15 +118,15 @@ func WithHTTPClient(hc *http.Client) Option {
 
 // WithCache serves Next and NextN from blocks of values reserved ahead, as the
 // package comment describes; opts tunes the blocks (zero fields take blocks'
-// defaults, except that MaxBlock defaults to, and may not exceed, MaxCount).
+// defaults, except that MaxBlock defaults to, and may not exceed, seqd.MaxCount).
 func WithCache(opts blocks.Options) Option {
 	return func(o *options) error {
 		if opts.MaxBlock == 0 {
-			opts.MaxBlock = MaxCount
+			opts.MaxBlock = seqd.MaxCount
 		}
-		if opts.MaxBlock < 0 || opts.MaxBlock > MaxCount || opts.MinBlock < 0 || opts.MinBlock > opts.MaxBlock {
+		if opts.MaxBlock < 0 || opts.MaxBlock > seqd.MaxCount || opts.MinBlock < 0 || opts.MinBlock > opts.MaxBlock {
 			return fmt.Errorf("cache blocks must be 0 ≤ MinBlock ≤ MaxBlock ≤ %d, got %d and %d",
-				MaxCount, opts.MinBlock, opts.MaxBlock)
+				seqd.MaxCount, opts.MinBlock, opts.MaxBlock)
 		}
 		o.blocks = &opts
 		return nil
@@ -191,7 +187,7 @@ func (c *Client) Next(ctx context.Context, name string) (int64, error) {
 	return r.Last, err
 }
 
-// NextN returns n contiguous values of the sequence name, 1 ≤ n ≤ MaxCount.
+// NextN returns n contiguous values of the sequence name, 1 ≤ n ≤ seqd.MaxCount.
 func (c *Client) NextN(ctx context.Context, name string, n int64) (seqd.Range, error) {
 	if c.cache != nil {
 		return c.cache.nextN(ctx, name, n)

@@ -29,7 +29,7 @@ func TestNewRefusesBadConfiguration(t *testing.T) {
 		{"empty token", "http://localhost", []client.Option{client.WithToken("")}},
 		{"token with a newline", "http://localhost", []client.Option{client.WithToken("a\nb")}},
 		{"nil HTTP client", "http://localhost", []client.Option{client.WithHTTPClient(nil)}},
-		{"block above MaxCount", "http://localhost", []client.Option{client.WithCache(blocks.Options{MaxBlock: client.MaxCount + 1})}},
+		{"block above MaxCount", "http://localhost", []client.Option{client.WithCache(blocks.Options{MaxBlock: seqd.MaxCount + 1})}},
 		{"min above max", "http://localhost", []client.Option{client.WithCache(blocks.Options{MinBlock: 10, MaxBlock: 5})}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

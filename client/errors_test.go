@@ -32,7 +32,7 @@ func TestErrorsFromSeqd(t *testing.T) {
 		call   call
 	}{
 		{"invalid_count", 400, seqd.ErrInvalidCount, nil,
-			func(c *client.Client) error { _, err := c.NextN(ctx, "s", client.MaxCount+1); return err }},
+			func(c *client.Client) error { _, err := c.NextN(ctx, "s", seqd.MaxCount+1); return err }},
 		{"invalid_count", 400, seqd.ErrInvalidCount, nil,
 			func(c *client.Client) error { _, err := c.NextN(ctx, "s", 0); return err }},
 		{"sequence_not_found", 404, seqd.ErrNotFound, nil, current},

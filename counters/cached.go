@@ -359,13 +359,13 @@ func (c *Counter) readModes(names []string) (map[string]counterState, error) {
 // strict write. Leaving cached mode gives back this Counter's unused tail.
 //
 // It returns ErrInvalidMode for a mode other than ModeStrict and ModeCached, or
-// bounds other than both 0 or 1 ≤ minBlock ≤ maxBlock ≤ MaxBlockBound, before any
+// bounds other than both 0 or 1 ≤ minBlock ≤ maxBlock ≤ seqd.MaxCount, before any
 // round trip.
 func (c *Counter) SetMode(ctx context.Context, name string, mode seqd.Mode, minBlock, maxBlock int64) error {
 	if !ValidName(name) {
 		return invalidName("set mode", name)
 	}
-	if err := checkMode(mode, minBlock, maxBlock); err != nil {
+	if err := seqd.CheckMode(mode, minBlock, maxBlock); err != nil {
 		return fmt.Errorf("counters: set mode %q: %w", name, err)
 	}
 	if err := c.setMode(ctx, name, mode, minBlock, maxBlock); err != nil {
@@ -385,18 +385,6 @@ func (c *Counter) SetMode(ctx context.Context, name string, mode seqd.Mode, minB
 	k.mu.Unlock()
 	if e != nil && !same {
 		return wrap(c.retire(ctx, e), "set mode", name)
-	}
-	return nil
-}
-
-// checkMode returns an error wrapping ErrInvalidMode that says what is wrong
-// with mode and the bounds, or nil.
-func checkMode(mode seqd.Mode, minBlock, maxBlock int64) error {
-	if mode != seqd.ModeStrict && mode != seqd.ModeCached {
-		return fmt.Errorf("%w: %q, want %q or %q", ErrInvalidMode, cut(string(mode), 40), seqd.ModeStrict, seqd.ModeCached)
-	}
-	if err := checkBlockBounds(minBlock, maxBlock); err != nil {
-		return fmt.Errorf("%w: block bounds %d and %d: %v", ErrInvalidMode, minBlock, maxBlock, err)
 	}
 	return nil
 }

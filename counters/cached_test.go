@@ -30,7 +30,7 @@ func TestSetModeInvalid(t *testing.T) {
 		{seqd.ModeCached, 10, 0, "block bounds 10 and 0"},
 		{seqd.ModeCached, 20, 10, "1 ≤ min ≤ max ≤ 1000000"},
 		{seqd.ModeCached, -1, 10, "block bounds -1 and 10"},
-		{seqd.ModeCached, 1, MaxBlockBound + 1, "block bounds 1 and 1000001"},
+		{seqd.ModeCached, 1, seqd.MaxCount + 1, "block bounds 1 and 1000001"},
 		{seqd.ModeStrict, 5, 4, "block bounds 5 and 4"},
 	} {
 		err := c.SetMode(ctx, "orders", tc.mode, tc.min, tc.max)
@@ -42,9 +42,9 @@ func TestSetModeInvalid(t *testing.T) {
 		}
 	}
 	expectErr(t, "SetMode of a bad name", c.SetMode(ctx, "a b", seqd.ModeCached, 0, 0), ErrInvalidName)
-	for _, tc := range []struct{ min, max int64 }{{0, 0}, {1, 1}, {1, MaxBlockBound}, {MaxBlockBound, MaxBlockBound}} {
-		if err := checkMode(seqd.ModeCached, tc.min, tc.max); err != nil {
-			t.Errorf("checkMode(cached, %d, %d) = %v, want nil", tc.min, tc.max, err)
+	for _, tc := range []struct{ min, max int64 }{{0, 0}, {1, 1}, {1, seqd.MaxCount}, {seqd.MaxCount, seqd.MaxCount}} {
+		if err := seqd.CheckMode(seqd.ModeCached, tc.min, tc.max); err != nil {
+			t.Errorf("CheckMode(cached, %d, %d) = %v, want nil", tc.min, tc.max, err)
 		}
 	}
 }
@@ -91,7 +91,7 @@ func TestParseCounter(t *testing.T) {
 		{"mode not a string", bson.D{id, seq, {Key: "mode", Value: 1}}, `the mode of "s" is an int 1`},
 		{"null mode", bson.D{id, seq, {Key: "mode", Value: nil}}, `the mode of "s" is of BSON type null`},
 		{"bound a double", bson.D{id, seq, {Key: "minBlock", Value: 10.0}, {Key: "maxBlock", Value: 20}}, `the minBlock of "s" is a double 10`},
-		{"bound too large", bson.D{id, seq, {Key: "minBlock", Value: 1}, {Key: "maxBlock", Value: int64(MaxBlockBound + 1)}}, `the maxBlock of "s" is a long 1000001`},
+		{"bound too large", bson.D{id, seq, {Key: "minBlock", Value: 1}, {Key: "maxBlock", Value: int64(seqd.MaxCount + 1)}}, `the maxBlock of "s" is a long 1000001`},
 		{"negative bound", bson.D{id, seq, {Key: "minBlock", Value: -1}, {Key: "maxBlock", Value: 20}}, `the minBlock of "s" is an int -1`},
 		{"min above max", bson.D{id, seq, {Key: "minBlock", Value: 30}, {Key: "maxBlock", Value: 20}}, `the block bounds of "s" are 30 and 20`},
 		{"one bound only", bson.D{id, seq, {Key: "minBlock", Value: 30}}, `the block bounds of "s" are 30 and 0`},

@@ -27,9 +27,6 @@ const (
 	fieldReturned = "returned"
 )
 
-// MaxBlockBound is the largest block bound SetMode accepts.
-const MaxBlockBound = 1_000_000
-
 // counterState is a counter document that seqd can use.
 type counterState struct {
 	seq                int64
@@ -47,7 +44,7 @@ func (s counterState) sequence(name string) Sequence {
 // ErrInvalidCounter that names the sequence and says what was found: a seq that
 // is not an integer from 0 to math.MaxInt64, a mode other than "strict" or
 // "cached", or block bounds other than both 0 or 1 ≤ minBlock ≤ maxBlock ≤
-// MaxBlockBound. The counts are read as numbers and otherwise trusted: they are
+// seqd.MaxCount. The counts are read as numbers and otherwise trusted: they are
 // accounting, and a value never depends on them.
 func parseCounter(name string, doc bson.Raw) (counterState, error) {
 	seq, err := counterValue(name, doc)
@@ -69,9 +66,9 @@ func parseCounter(name string, doc bson.Raw) (counterState, error) {
 	if s.maxBlock, err = blockBound(name, doc, fieldMaxBlock); err != nil {
 		return counterState{}, err
 	}
-	if err := checkBlockBounds(s.minBlock, s.maxBlock); err != nil {
-		return counterState{}, fmt.Errorf("%w: the block bounds of %q are %d and %d: %v",
-			ErrInvalidCounter, cut(name, 40), s.minBlock, s.maxBlock, err)
+	if err := seqd.CheckMode(s.mode, s.minBlock, s.maxBlock); err != nil {
+		return counterState{}, fmt.Errorf("%w: the block bounds of %q are %d and %d, want both 0 (the defaults) or 1 ≤ min ≤ max ≤ %d",
+			ErrInvalidCounter, cut(name, 40), s.minBlock, s.maxBlock, seqd.MaxCount)
 	}
 	s.blocks = seqd.BlockCounts{
 		Reserved: count(doc, fieldReserved),
@@ -88,23 +85,12 @@ func blockBound(name string, doc bson.Raw, field string) (int64, error) {
 		return 0, nil
 	}
 	if v.Type == bson.TypeInt32 || v.Type == bson.TypeInt64 {
-		if n, _ := v.AsInt64OK(); n >= 0 && n <= MaxBlockBound {
+		if n, _ := v.AsInt64OK(); n >= 0 && n <= seqd.MaxCount {
 			return n, nil
 		}
 	}
 	return 0, fmt.Errorf("%w: the %s of %q is %s %s, want an integer from 0 to %d",
-		ErrInvalidCounter, field, cut(name, 40), bsonTypeName(v.Type), valueText(v), MaxBlockBound)
-}
-
-// checkBlockBounds says what is wrong with the bounds min and max, or returns nil.
-func checkBlockBounds(min, max int64) error {
-	switch {
-	case min == 0 && max == 0:
-		return nil
-	case min < 1 || max > MaxBlockBound || min > max:
-		return fmt.Errorf("want both 0 (the defaults) or 1 ≤ min ≤ max ≤ %d", MaxBlockBound)
-	}
-	return nil
+		ErrInvalidCounter, field, cut(name, 40), bsonTypeName(v.Type), valueText(v), seqd.MaxCount)
 }
 
 // count reads one of the block counts; absent or not a number is 0.
@@ -150,7 +136,7 @@ func counterFilter(name string, max int64, more ...bson.D) bson.D {
 var boundCondition = bson.D{
 	{Key: "$type", Value: bson.A{"int", "long"}},
 	{Key: "$gte", Value: int64(0)},
-	{Key: "$lte", Value: int64(MaxBlockBound)},
+	{Key: "$lte", Value: int64(seqd.MaxCount)},
 }
 
 // absentOr matches a document without field, or whose field matches cond.

@@ -51,7 +51,7 @@ func TestClient(t *testing.T) {
 	if _, err := c.Current(ctx, "never-used"); !errors.Is(err, seqd.ErrNotFound) || !errors.As(err, &e) || e.Status != 404 {
 		t.Errorf("Current of a new name = %v; want a 404 wrapping ErrNotFound", err)
 	}
-	if _, err := c.NextN(ctx, "orders", client.MaxCount+1); !errors.Is(err, seqd.ErrInvalidCount) {
+	if _, err := c.NextN(ctx, "orders", seqd.MaxCount+1); !errors.Is(err, seqd.ErrInvalidCount) {
 		t.Errorf("NextN above MaxCount = %v; want ErrInvalidCount", err)
 	}
 	anonymous := newSeqdClient(t, srv.URL())
