@@ -84,11 +84,15 @@ type queue struct {
 
 // A waiter is one caller.
 type waiter struct {
-	ctx   context.Context
-	n     int64
-	doc   func(id int64) any // its document, for Optimistic; nil for Counter
-	batch *batch             // the write it joined, or nil; guarded by coalescer.mu
-	done  chan outcome       // buffered, so that the flusher never blocks on a caller who left
+	ctx context.Context
+	n   int64
+	doc func(id int64) any // its document, for Optimistic; nil for Counter
+	// solo, when not nil, is this caller's own write, made in its turn and alone:
+	// a batch holds such a caller and nobody else. Counter's block fetches and
+	// give-backs are solo, so that they stay in order with the name's other writes.
+	solo  reserveFunc
+	batch *batch       // the write it joined, or nil; guarded by coalescer.mu
+	done  chan outcome // buffered, so that the flusher never blocks on a caller who left
 }
 
 type outcome struct {
@@ -111,10 +115,23 @@ type batch struct {
 // A caller inside a session or transaction writes alone, on its own context: its
 // write belongs to its transaction and must not carry other callers' values.
 func (c *coalescer) do(ctx context.Context, name string, n int64, doc func(id int64) any) (Range, error) {
-	w := &waiter{ctx: ctx, n: n, doc: doc, done: make(chan outcome, 1)}
+	return c.join(ctx, name, &waiter{ctx: ctx, n: n, doc: doc, done: make(chan outcome, 1)})
+}
+
+// solo runs write for name in the queue's order, alone: after the writes for
+// name that are pending or in flight, and before those of callers who come
+// later. write gets n and returns what it reserved, as a reserveFunc does; with
+// Options.NoCoalesce or inside a session it runs at once, as every call does.
+func (c *coalescer) solo(ctx context.Context, name string, n int64, write reserveFunc) (Range, error) {
+	return c.join(ctx, name, &waiter{ctx: ctx, n: n, solo: write, done: make(chan outcome, 1)})
+}
+
+// join queues w for name and waits for its outcome.
+func (c *coalescer) join(ctx context.Context, name string, w *waiter) (Range, error) {
+	n := w.n
 	if c.off || mongo.SessionFromContext(ctx) != nil {
-		first, _, err := c.reserve(ctx, name, n, builder([]*waiter{w}))
-		return c.single(first, n, err)
+		first, count, err := c.writer(w)(ctx, name, n, builder([]*waiter{w}))
+		return c.single(w, first, count, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return Range{}, err
@@ -128,7 +145,7 @@ func (c *coalescer) do(ctx context.Context, name string, n int64, doc func(id in
 		c.mu.Unlock()
 		return c.lead(ctx, name, q, w)
 	}
-	if q.tooMany != 0 && n >= q.tooMany {
+	if q.tooMany != 0 && n >= q.tooMany && w.solo == nil {
 		err := q.exhausted
 		c.mu.Unlock()
 		return Range{}, err
@@ -171,7 +188,7 @@ func (c *coalescer) lead(ctx context.Context, name string, q *queue, w *waiter) 
 	}
 	wctx, cancel := context.WithDeadline(context.Background(), deadline)
 	stop := context.AfterFunc(ctx, cancel)
-	first, _, err := c.reserve(wctx, name, w.n, builder([]*waiter{w}))
+	first, count, err := c.writer(w)(wctx, name, w.n, builder([]*waiter{w}))
 	stop()
 	cancel()
 
@@ -188,23 +205,35 @@ func (c *coalescer) lead(ctx context.Context, name string, q *queue, w *waiter) 
 	if err != nil && ctx.Err() != nil {
 		return Range{}, ctx.Err()
 	}
-	return c.single(first, w.n, err)
+	return c.single(w, first, count, err)
 }
 
-// single answers a caller whose write served it alone: n values from first, or
-// err. One caller asks for n values and gets all n: only Optimistic writes can come
-// up short, and its callers ask for one.
-func (c *coalescer) single(first, n int64, err error) (Range, error) {
+// single answers w, whose write served it alone: count values from first, or err.
+// A caller gets all n values it asked for: only Optimistic writes can come up
+// short, and its callers ask for one. A solo write may return fewer, and its
+// caller gets what it returned.
+func (c *coalescer) single(w *waiter, first, count int64, err error) (Range, error) {
 	if err != nil {
 		if de, ok := err.(*docError); ok {
 			err = de.err
 		}
 		return Range{}, err
 	}
+	if w.solo != nil {
+		return Range{First: first, Last: first + count - 1}, nil
+	}
 	if c.batched != nil {
 		c.batched(1)
 	}
-	return Range{First: first, Last: first + n - 1}, nil
+	return Range{First: first, Last: first + w.n - 1}, nil
+}
+
+// writer returns the write that serves w: its own, or the coalescer's.
+func (c *coalescer) writer(w *waiter) reserveFunc {
+	if w.solo != nil {
+		return w.solo
+	}
+	return c.reserve
 }
 
 // builder returns the reserveFunc's build for a batch of waiters, or nil if they
@@ -238,7 +267,7 @@ func (c *coalescer) noteExhausted(q *queue, n int64, err error) {
 // refuse answers w with q's exhausted error if w asks for too many, and reports
 // whether it did. c.mu must be held.
 func (c *coalescer) refuse(q *queue, w *waiter) bool {
-	if q.tooMany == 0 || w.n < q.tooMany {
+	if q.tooMany == 0 || w.n < q.tooMany || w.solo != nil {
 		return false
 	}
 	w.done <- outcome{err: q.exhausted}
@@ -294,6 +323,9 @@ func (c *coalescer) next(name string, q *queue) *batch {
 		if b.sum > math.MaxInt64-w.n || c.maxCallers > 0 && len(b.waiters) == c.maxCallers {
 			break // the sum would overflow, or the batch is full: it waits for the next
 		}
+		if len(b.waiters) > 0 && (w.solo != nil || b.waiters[0].solo != nil) {
+			break // a solo write goes alone, in its turn
+		}
 		b.sum += w.n
 		b.waiters = append(b.waiters, w)
 		taken++
@@ -341,8 +373,13 @@ func (c *coalescer) start(b *batch) {
 
 // write runs b's write and hands every caller its share of the result.
 func (c *coalescer) write(name string, q *queue, b *batch) {
-	first, count, err := c.reserve(b.ctx, name, b.sum, builder(b.waiters))
+	first, count, err := c.writer(b.waiters[0])(b.ctx, name, b.sum, builder(b.waiters))
 	b.cancel()
+	if w := b.waiters[0]; w.solo != nil {
+		r, err := c.single(w, first, count, err)
+		w.done <- outcome{r: r, err: err}
+		return
+	}
 	if errors.Is(err, ErrExhausted) {
 		c.mu.Lock()
 		c.noteExhausted(q, b.sum, err)

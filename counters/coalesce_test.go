@@ -681,3 +681,38 @@ func TestCoalescerForgetClearsExhaustion(t *testing.T) {
 		t.Errorf("after forget: tooMany %d, exhausted %v; want none", q.tooMany, q.exhausted)
 	}
 }
+
+// A solo write waits for the write in flight, goes alone, and the callers who came
+// after it are batched behind it: the order of the name's writes is the order in
+// which they were asked for. Its caller gets what it returned, even fewer than n.
+func TestCoalescerSoloWriteKeepsItsTurn(t *testing.T) {
+	f := newFakeStore(true)
+	h := newHarness(t, f)
+	ctx := context.Background()
+
+	first := h.start(ctx, "a", 1)
+	w := expectWrite(t, f, 1) // held open while the others arrive
+	before := h.start(ctx, "a", 2)
+
+	solo := make(chan call, 1)
+	go func() {
+		r, err := h.c.solo(ctx, "a", 10, func(ctx context.Context, name string, n int64, _ func(int, int64) any) (int64, int64, error) {
+			first, _, err := f.reserve(ctx, name, 4, nil) // fewer than asked, as near a sequence's end
+			return first, 4, err
+		})
+		solo <- call{r, err}
+	}()
+	<-h.joined
+	after1 := h.start(ctx, "a", 1)
+	after2 := h.start(ctx, "a", 3)
+
+	w.release <- nil
+	expectRange(t, <-first, 1, 1)
+	expectWrite(t, f, 2).release <- nil // the caller before the solo write, alone
+	expectRange(t, <-before, 2, 3)
+	expectWrite(t, f, 4).release <- nil // the solo write
+	expectRange(t, <-solo, 4, 7)
+	expectWrite(t, f, 4).release <- nil // the two callers after it, together
+	expectRange(t, <-after1, 8, 8)
+	expectRange(t, <-after2, 9, 11)
+}

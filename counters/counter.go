@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -21,6 +20,7 @@ type Counter struct {
 	peek      *mongo.Collection // coll, read with read concern majority
 	retry     retrier
 	coalescer *coalescer
+	cache     cache // cached mode's allocators; see cached.go
 }
 
 var _ Sequencer = (*Counter)(nil)
@@ -35,10 +35,11 @@ func NewCounter(db *mongo.Database, opts Options) *Counter {
 		retry: opts.retrier(StrategyCounter),
 	}
 	c.coalescer = newCoalescer(c.reserveBatch, opts.Observer.Batch, opts)
+	c.cache.init(opts)
 	return c
 }
 
-// counterDoc is a counter document.
+// counterDoc is a counter document's value, as Set reads it.
 type counterDoc struct {
 	Name string `bson:"_id"`
 	Seq  int64  `bson:"seq"`
@@ -60,7 +61,8 @@ func (c *Counter) Next(ctx context.Context, name string) (int64, error) {
 	return r.Last, err
 }
 
-// NextN reserves n contiguous values of name.
+// NextN reserves n contiguous values of name: from this Counter's blocks in
+// cached mode, with a write of its own in strict mode.
 func (c *Counter) NextN(ctx context.Context, name string, n int64) (Range, error) {
 	if !ValidName(name) {
 		return Range{}, invalidName("next", name)
@@ -68,19 +70,29 @@ func (c *Counter) NextN(ctx context.Context, name string, n int64) (Range, error
 	if n < 1 {
 		return Range{}, fmt.Errorf("counters: next %d of %q: %w", n, name, ErrInvalidCount)
 	}
-	r, err := c.coalescer.do(ctx, name, n, nil)
-	return r, wrap(err, "next", name)
+	for {
+		if r, served, err := c.nextCached(ctx, name, n); served {
+			return r, wrap(err, "next", name)
+		}
+		r, err := c.coalescer.do(ctx, name, n, nil)
+		if !errors.Is(err, errUseBlocks) {
+			return r, wrap(err, "next", name)
+		}
+	}
 }
 
-// reserve is the round trip behind Next and NextN: it adds n to name's counter and
-// returns the new value. It retries the upsert race on a new name and tells
-// exhaustion apart from that race; see the package comment.
+// reserve is the round trip behind Next and NextN in strict mode: it adds n to
+// name's counter and returns the new value. It retries the upsert race on a new
+// name and tells exhaustion apart from that race; see the package comment. The
+// document it returns shows the name's mode: once it says cached, this Counter
+// serves the name from blocks.
 func (c *Counter) reserve(ctx context.Context, name string, n int64) (int64, error) {
 	filter := counterFilter(name, math.MaxInt64-n)
-	update := bson.D{{Key: "$inc", Value: bson.D{{Key: "seq", Value: n}}}}
-	var doc counterDoc
+	update := bson.D{{Key: "$inc", Value: bson.D{{Key: fieldSeq, Value: n}}}}
+	var doc bson.Raw
 	err := c.retry.do(ctx, func() (bool, error) {
-		err := c.coll.FindOneAndUpdate(ctx, filter, update, reserveOptions).Decode(&doc)
+		var err error
+		doc, err = c.coll.FindOneAndUpdate(ctx, filter, update, reserveOptions).Raw()
 		if !mongo.IsDuplicateKeyError(err) {
 			return false, err
 		}
@@ -89,8 +101,8 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (int64, err
 		// Or it is not a counter seqd can use, which the filter leaves alone too.
 		cur, err := readCounter(ctx, c.coll, name)
 		switch {
-		case err == nil && cur > math.MaxInt64-n:
-			return false, fmt.Errorf("%w: at %d, %d requested", ErrExhausted, cur, n)
+		case err == nil && cur.seq > math.MaxInt64-n:
+			return false, fmt.Errorf("%w: at %d, %d requested", ErrExhausted, cur.seq, n)
 		case err != nil && !errors.Is(err, ErrNotFound):
 			return false, err
 		}
@@ -99,11 +111,25 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (int64, err
 	if err != nil {
 		return 0, err
 	}
-	return doc.Seq, nil
+	s, err := parseCounter(name, doc)
+	if err != nil {
+		return 0, err // bounds that fail the one check the filter cannot make: see counterFilter
+	}
+	if s.mode == seqd.ModeCached {
+		c.cache.learn(c, name, s)
+	}
+	return s.seq, nil
 }
 
 // reserveBatch is reserve as the coalescer calls it. A counter always gets all n.
+//
+// If name is served from blocks by now, it writes nothing and sends the callers
+// to the blocks: their write comes after the name's first block fetch, so its
+// values would lie above a block this Counter is still serving from.
 func (c *Counter) reserveBatch(ctx context.Context, name string, n int64, _ func(int, int64) any) (first, count int64, err error) {
+	if c.cache.lookup(name) != nil {
+		return 0, 0, errUseBlocks
+	}
 	last, err := c.reserve(ctx, name, n)
 	return last - n + 1, n, err
 }
@@ -113,103 +139,23 @@ func (c *Counter) Current(ctx context.Context, name string) (Sequence, error) {
 	if !ValidName(name) {
 		return Sequence{}, invalidName("current", name)
 	}
-	v, err := readCounter(ctx, c.peek, name)
+	s, err := readCounter(ctx, c.peek, name)
 	if err != nil {
 		return Sequence{}, wrap(err, "current", name)
 	}
-	return Sequence{Name: name, Value: v, Mode: seqd.ModeStrict}, nil
+	return s.sequence(name), nil
 }
 
-// readCounter reads name's counter from coll.
-func readCounter(ctx context.Context, coll *mongo.Collection, name string) (int64, error) {
+// readCounter reads name's counter document from coll.
+func readCounter(ctx context.Context, coll *mongo.Collection, name string) (counterState, error) {
 	doc, err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Raw()
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return 0, ErrNotFound
+		return counterState{}, ErrNotFound
 	}
 	if err != nil {
-		return 0, err
+		return counterState{}, err
 	}
-	return counterValue(name, doc)
-}
-
-// counterFilter matches name's counter document if its seq is a counter seqd can
-// use, at most max. Every write to a counter document carries it, so that no write
-// changes a document of another shape: MongoDB compares numbers across types, so
-// without the $type a double or a negative seq would match, and $inc would go on
-// from it. When the filter matches nothing, an upsert collides with the document
-// (E11000), and reading it tells why.
-//
-// The conditions on seq sit inside $and: an upsert then copies nothing of them into
-// the document it creates. mongod copies only equalities either way, but FerretDB
-// 1.x copies a field's whole operator document, {$gte: …}, as the new seq.
-func counterFilter(name string, max int64) bson.D {
-	return bson.D{
-		{Key: "_id", Value: name},
-		{Key: "$and", Value: bson.A{bson.D{{Key: "seq", Value: bson.D{
-			{Key: "$type", Value: bson.A{"int", "long"}},
-			{Key: "$gte", Value: int64(0)},
-			{Key: "$lte", Value: max},
-		}}}}},
-	}
-}
-
-// counterValue returns the seq of name's counter document, or an error wrapping
-// ErrInvalidCounter that names the sequence and says what was found instead of an
-// integer from 0 to math.MaxInt64. Doubles are refused even when whole: above 2^53 they cannot count
-// on by one, and $inc on one stays a double.
-func counterValue(name string, doc bson.Raw) (int64, error) {
-	v, err := doc.LookupErr("seq")
-	if err != nil {
-		return 0, fmt.Errorf("%w: the counter document of %q has no seq field", ErrInvalidCounter, cut(name, 40))
-	}
-	switch v.Type {
-	case bson.TypeInt32, bson.TypeInt64:
-		if n, _ := v.AsInt64OK(); n >= 0 {
-			return n, nil
-		}
-	}
-	return 0, fmt.Errorf("%w: the seq of %q is %s %s, want an integer from 0 to %d (int32 or int64)",
-		ErrInvalidCounter, cut(name, 40), bsonTypeName(v.Type), valueText(v), int64(math.MaxInt64))
-}
-
-// bsonTypeName names t with an article, as MongoDB's $type aliases spell it.
-func bsonTypeName(t bson.Type) string {
-	switch t {
-	case bson.TypeDouble:
-		return "a double"
-	case bson.TypeInt32:
-		return "an int"
-	case bson.TypeInt64:
-		return "a long"
-	case bson.TypeDecimal128:
-		return "a decimal"
-	case bson.TypeString:
-		return "a string"
-	}
-	return "of BSON type " + t.String()
-}
-
-// valueText shows a stored value as a person would write it (41.5, -4, "x"),
-// not in extended JSON; at most about 40 bytes of it.
-func valueText(v bson.RawValue) string {
-	switch v.Type {
-	case bson.TypeDouble:
-		return strconv.FormatFloat(v.Double(), 'g', -1, 64)
-	case bson.TypeInt32, bson.TypeInt64:
-		n, _ := v.AsInt64OK()
-		return strconv.FormatInt(n, 10)
-	case bson.TypeString:
-		return strconv.Quote(cut(v.StringValue(), 40))
-	}
-	return cut(v.String(), 40)
-}
-
-// cut shortens s to at most n bytes, marking the cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	return parseCounter(name, doc)
 }
 
 // Set moves name to value, creating the counter document if needed.
@@ -230,28 +176,36 @@ func (c *Counter) Set(ctx context.Context, name string, value int64, force bool)
 
 func (c *Counter) set(ctx context.Context, name string, value int64, force bool) error {
 	filter := counterFilter(name, math.MaxInt64)
-	return c.retry.do(ctx, func() (bool, error) {
-		var err error
+	return c.upsert(ctx, name, func() error {
 		if force {
-			update := bson.D{{Key: "$set", Value: bson.D{{Key: "seq", Value: value}}}}
-			_, err = c.coll.UpdateOne(ctx, filter, update, options.UpdateOne().SetUpsert(true))
-		} else {
-			var before counterDoc
-			update := bson.D{{Key: "$max", Value: bson.D{{Key: "seq", Value: value}}}}
-			err = c.coll.FindOneAndUpdate(ctx, filter, update, raiseOptions).Decode(&before)
-			switch {
-			case errors.Is(err, mongo.ErrNoDocuments):
-				return false, nil // the upsert created the document
-			case err == nil && before.Seq > value:
-				return false, fmt.Errorf("%w: at %d, asked for %d", ErrBackwards, before.Seq, value)
-			}
+			update := bson.D{{Key: "$set", Value: bson.D{{Key: fieldSeq, Value: value}}}}
+			_, err := c.coll.UpdateOne(ctx, filter, update, options.UpdateOne().SetUpsert(true))
+			return err
 		}
+		var before counterDoc
+		update := bson.D{{Key: "$max", Value: bson.D{{Key: fieldSeq, Value: value}}}}
+		err := c.coll.FindOneAndUpdate(ctx, filter, update, raiseOptions).Decode(&before)
+		switch {
+		case errors.Is(err, mongo.ErrNoDocuments):
+			return nil // the upsert created the document
+		case err == nil && before.Seq > value:
+			return fmt.Errorf("%w: at %d, asked for %d", ErrBackwards, before.Seq, value)
+		}
+		return err
+	})
+}
+
+// upsert runs write, an upsert of name's counter document under counterFilter,
+// until it does not end in a duplicate key error. Such an error means that the
+// document is one the filter refuses, or that a concurrent call created it:
+// mongod retries such an upsert itself, but not every server does. Reading the
+// document tells which.
+func (c *Counter) upsert(ctx context.Context, name string, write func() error) error {
+	return c.retry.do(ctx, func() (bool, error) {
+		err := write()
 		if !mongo.IsDuplicateKeyError(err) {
 			return false, err
 		}
-		// Either the document is one the filter refuses, or a concurrent call
-		// created it. mongod retries such an upsert itself, but not every server
-		// does.
 		if _, err := readCounter(ctx, c.coll, name); err != nil && !errors.Is(err, ErrNotFound) {
 			return false, err // a document of another shape, or the read failed
 		}
@@ -275,8 +229,12 @@ func (c *Counter) List(ctx context.Context) ([]Sequence, error) {
 		if !ok {
 			continue // not a sequence: every name is a string
 		}
-		v, err := counterValue(name, d)
-		seqs = append(seqs, Sequence{Name: name, Value: v, Mode: seqd.ModeStrict, Err: wrap(err, "list", name)})
+		s, err := parseCounter(name, d)
+		if err != nil {
+			seqs = append(seqs, Sequence{Name: name, Err: wrap(err, "list", name)})
+			continue
+		}
+		seqs = append(seqs, s.sequence(name))
 	}
 	return seqs, nil
 }

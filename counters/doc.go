@@ -16,18 +16,23 @@
 //		WriteConcern: writeconcern.Majority(), // w:1 can hand out duplicates after a failover
 //		NoCoalesce:   false,                   // true: a round trip per call, for comparison
 //		Observer:     nil,                     // told about retries and Counter batches, for metrics
+//		Blocks:       blocks.Options{},        // a Counter's cached sequences: block sizes, prefetch, cooldown
+//		ModeRefresh:  time.Second,             // how often a Counter re-reads the modes of its cached names
 //	}
 //
 // A name is 1 to 64 characters of [A-Za-z0-9_.-] (ValidName); a new name starts at 1.
 // s is either c or o.
 //
-//	c.Next(ctx, name) (int64, error)         the next value
-//	c.NextN(ctx, name, n) (Range, error)     n contiguous values First…Last, in one write
-//	o.Next(ctx, name) (int64, error)         the next value, recorded in the ledger with its time
-//	o.Insert(ctx, coll, doc) (int64, error)  inserts doc with _id max(_id)+1 and returns that _id
-//	s.Current(ctx, name) (Sequence, error)   the sequence as stored (last value, mode), taking nothing
-//	s.Set(ctx, name, v, force) error         the next value will be v+1
-//	s.List(ctx) ([]Sequence, error)          every sequence with its value, ordered by name
+//	c.Next(ctx, name) (int64, error)            the next value
+//	c.NextN(ctx, name, n) (Range, error)        n contiguous values First…Last, in one write
+//	o.Next(ctx, name) (int64, error)            the next value, recorded in the ledger with its time
+//	o.Insert(ctx, coll, doc) (int64, error)     inserts doc with _id max(_id)+1 and returns that _id
+//	s.Current(ctx, name) (Sequence, error)      the sequence as stored (last value, mode), taking nothing
+//	s.Set(ctx, name, v, force) error            the next value will be v+1
+//	s.List(ctx) ([]Sequence, error)             every sequence with its value, ordered by name
+//	c.SetMode(ctx, name, mode, min, max) error  strict or cached, with cached blocks' bounds (0, 0: Options.Blocks')
+//	c.BlockStatus(name) (blocks.Status, bool)   this process's blocks for name, in cached mode
+//	c.Close(ctx) error                          gives back unused cached values; then strict only
 //
 // A value is handed out once; Guarantees below says under which conditions, and
 // where gaps come from. Every error names the operation and the sequence, and wraps
@@ -37,6 +42,7 @@
 //	ErrInvalidName     a name (or Insert's collection) that ValidName refuses
 //	ErrInvalidCount    n < 1, or n > 1 for Optimistic: one value per call
 //	ErrInvalidValue    Set below 0, or Insert of something that is not a document
+//	ErrInvalidMode     SetMode with a mode other than strict or cached, or bad block bounds
 //	ErrNotFound        Current of a name never used
 //	ErrBackwards       Set below the current value without force
 //	ErrExhausted       fewer than n values left up to math.MaxInt64: a sequence never wraps
@@ -71,6 +77,91 @@
 // second document with the same _id and collides. The read that follows finds the
 // sequence full, and Counter returns ErrExhausted. A sequence never wraps and never
 // goes negative. It can end exactly at math.MaxInt64.
+//
+// # Cached mode
+//
+// A Counter's sequence has a mode, stored in its document so every instance
+// agrees: strict (the default, as above) or cached. c.SetMode(ctx, name,
+// ModeCached, min, max) stores it, creating the sequence at 0 if it is new; the
+// document then reads
+//
+//	{_id: name, seq: N, mode: "cached", minBlock: a, maxBlock: b, reserved: R, served: S, returned: G}
+//
+// In cached mode a Counter reserves blocks of values with one findAndModify each,
+//
+//	filter  {_id: name, mode: "cached", seq: {$lte: MaxInt64 - n}}
+//	update  {$inc: {seq: n, reserved: n, served: d}}
+//
+// and hands them out from memory, through one allocator per name (package
+// blocks): it fetches the next block before the current one runs out, adapts the
+// block size to the rate within the sequence's bounds (or Options.Blocks'), and
+// serves NextN(n) with n contiguous values, skipping a block's rest that cannot
+// hold them. d is what the instance served since its last report. A block fetch
+// waits in the name's queue like any write, so it stays in order with the
+// strict writes of the same Counter.
+//
+// The guarantees:
+//
+//   - strict: every value from a write; linearizable across instances; gapless
+//     while writes succeed.
+//   - cached: unique across all instances and clients; strictly increasing per
+//     instance (an answer that starts after another answer of the same instance
+//     returned is larger); a crash loses at most the unused rest of the blocks
+//     that instance held; no order across instances.
+//   - A mode change reaches every instance within Options.ModeRefresh (default 1
+//     s) plus one round trip; until then an instance may still serve from its
+//     blocks. (An instance that writes in strict mode learns of "cached" at its
+//     next write, from the returned document.)
+//   - Exception everywhere: a forced Set that moves a sequence back hands values
+//     out again.
+//
+// Here an instance is one Counter: share one per process and database. The mode
+// change in SetMode takes effect in its own Counter at once. While a Counter
+// serves names from blocks, one goroutine re-reads their documents every
+// ModeRefresh, with one find, and stops serving the names that went strict, got
+// other bounds, or are gone; it ends with the last such name, or at Close. A
+// block fetch that finds the name no longer cached reserves nothing, and its
+// callers take the strict path.
+//
+// Close (at SIGTERM) closes every allocator, waiting for a fetch in flight, and
+// gives back the contiguous unused tail that ends at the highest value the
+// instance reserved, with one conditional update:
+//
+//	filter  {_id: name, seq: tailLast}
+//	update  {$set: {seq: tailFirst-1}, $inc: {returned: k, served: d}}
+//
+// If another instance has reserved past the tail, nothing matches and only d is
+// reported. So restarting the only instance loses nothing. The counts are
+// accounting, summed over instances: reserved = served + returned + what
+// instances hold now + what was lost (skipped, or held by an instance that
+// stopped without Close). Current and List show them (Sequence.Blocks). After
+// Close the Counter serves every name in strict mode.
+//
+// When the store is down, an allocator serves the values it holds, then its
+// callers fail with ErrUnavailable, and for Options.Blocks.Cooldown after a failed
+// fetch they fail at once.
+//
+// Set moves where the next block starts. It does not reach the blocks instances
+// hold: each instance, this one included, serves them before values above a
+// raised value (they are below it, so still unique), and after a forced Set back
+// it serves them too.
+//
+// The switch keeps each instance's order. A block fetch waits in the name's
+// queue like any write, after the strict writes queued before it, and a strict
+// batch whose turn comes once the name is served from blocks writes nothing: its
+// callers are served from the blocks. Leaving cached mode, the allocator stops
+// serving before any caller writes in strict mode. Only callers who write alone
+// (Options.NoCoalesce, or inside a session) can have a strict write in flight
+// while the first block is fetched; for them the order holds from the calls that
+// start after the switch. Optimistic has no modes.
+//
+// A document whose mode is not "strict" or "cached", or whose minBlock or
+// maxBlock is not an integer from 0 to 1,000,000, is not one seqd can use:
+// every call on it returns ErrInvalidCounter, and every write's filter leaves it
+// unchanged. One check is made only on reading: that minBlock ≤ maxBlock, or both
+// are 0, since the development store cannot compare two fields in a filter. A
+// strict write to a document that fails only that check still applies, and then
+// returns ErrInvalidCounter.
 //
 // # Optimistic: the document is the record
 //
@@ -182,7 +273,7 @@
 //
 // # Guarantees
 //
-// Counter is a linearizable counter per name across processes and clients, given a
+// Counter in strict mode is a linearizable counter per name across processes and clients, given a
 // server that applies findAndModify atomically and majority writes: mongod does,
 // and so does seqd's development store, whose front runs write commands one at a
 // time. No value is handed out twice, and a call that returned before another

@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/seqd/seqd"
 	"github.com/seqd/seqd/counters"
 )
 
@@ -42,6 +43,28 @@ func ExampleCounter() {
 		panic(err)
 	}
 	fmt.Println("reserved", r.First, "to", r.Last)
+}
+
+// In cached mode a Counter serves a busy sequence from blocks it reserves ahead:
+// one write per block instead of one per batch of callers. Values stay unique
+// across instances and increase within this process, with no order across
+// instances. Close at shutdown gives back what the blocks still hold.
+func ExampleCounter_SetMode() {
+	ctx := context.Background()
+	client := connect()
+	defer client.Disconnect(ctx)
+
+	seq := counters.NewCounter(client.Database("shop"), counters.Options{})
+	defer seq.Close(ctx)
+	// Blocks of 100 to 100,000 values; 0, 0 would take Options.Blocks' bounds.
+	if err := seq.SetMode(ctx, "clicks", seqd.ModeCached, 100, 100_000); err != nil {
+		panic(err)
+	}
+	n, err := seq.Next(ctx, "clicks") // the first call reserves a block; the next ones read memory
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("click", n)
 }
 
 // Optimistic.Insert numbers an application's own documents: the _id is the

@@ -3,6 +3,8 @@ package counters
 import (
 	"time"
 
+	"github.com/seqd/seqd/blocks"
+
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/readconcern"
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
@@ -22,6 +24,7 @@ const (
 const (
 	defaultMaxRetries   = 20
 	defaultWriteTimeout = 10 * time.Second
+	defaultModeRefresh  = time.Second
 )
 
 // Observer is told about retries and writes, for metrics. The HTTP layer implements
@@ -58,6 +61,16 @@ type Options struct {
 
 	// Observer, if not nil, is told about retries and batches.
 	Observer Observer
+
+	// Blocks tunes the allocators of a Counter's cached sequences. A sequence's
+	// own bounds (SetMode) replace MinBlock and MaxBlock. The zero value gives
+	// package blocks' defaults.
+	Blocks blocks.Options
+
+	// ModeRefresh is how often a Counter that serves sequences from blocks reads
+	// their documents again, to learn that one went strict or got new bounds
+	// from another instance. 0 means 1s.
+	ModeRefresh time.Duration
 }
 
 // withDefaults returns o with the zero fields replaced by their defaults.
@@ -73,6 +86,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = defaultWriteTimeout
+	}
+	if o.ModeRefresh <= 0 {
+		o.ModeRefresh = defaultModeRefresh
 	}
 	if o.Observer == nil {
 		o.Observer = nopObserver{}

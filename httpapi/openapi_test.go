@@ -309,7 +309,7 @@ func TestOpenAPIServed(t *testing.T) {
 var modeGuarantees = []string{
 	"strict: every value from a write; linearizable across instances; gapless while writes succeed.",
 	"cached: unique across all instances and clients; strictly increasing per instance (an answer that starts after another answer of the same instance returned is larger); a crash loses at most the unused rest of the blocks that instance held; no order across instances.",
-	"A mode change reaches every instance within Options.ModeRefresh (default 1 s) plus one round trip; until then an instance may still serve from its blocks. (An instance that writes in strict mode learns of \"cached\" at its next write, from the returned document.)",
+	"A mode change reaches every instance within seqd's --mode-refresh (SEQD_MODE_REFRESH, default 1s) plus one round trip; until then an instance may still serve from its blocks. (An instance that writes in strict mode learns of \"cached\" at its next write, from the returned document.)",
 	"Exception everywhere: a forced Set that moves a sequence back hands values out again",
 }
 

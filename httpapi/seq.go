@@ -18,9 +18,6 @@ import (
 	"github.com/seqd/seqd/counters"
 )
 
-// maxSeqCount bounds GET /seq/{name}/next?count=N.
-const maxSeqCount = 1_000_000
-
 // sequencers picks the strategy a request names.
 type sequencers struct {
 	byName map[string]counters.Sequencer
@@ -100,7 +97,7 @@ func nextValues(seqs sequencers, m *Metrics) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		n, err := intParam(q, "count", 1, 1, maxSeqCount)
+		n, err := intParam(q, "count", 1, 1, seqd.MaxCount)
 		if err != nil {
 			return err
 		}
@@ -234,9 +231,6 @@ func putSequence(seqs sequencers) echo.HandlerFunc {
 	}
 }
 
-// maxBlockBound is the largest min_block and max_block PUT takes.
-const maxBlockBound = 1_000_000
-
 // putBody is what PUT /seq/{name} asks to change.
 type putBody struct {
 	Value              *int64    // nil: the value stays
@@ -301,10 +295,9 @@ func readPutBody(r *http.Request) (putBody, error) {
 		if err == nil {
 			b.MaxBlock, err = strconv.ParseInt(string(rawMax), 10, 64)
 		}
-		defaults := b.MinBlock == 0 && b.MaxBlock == 0
-		if err != nil || !defaults && (b.MinBlock < 1 || b.MinBlock > b.MaxBlock || b.MaxBlock > maxBlockBound) {
+		if err != nil || seqd.CheckMode(b.Mode, b.MinBlock, b.MaxBlock) != nil {
 			return putBody{}, errorf("invalid_mode", "min_block and max_block must be both 0 (the default) or integers with 1 ≤ min_block ≤ max_block ≤ %d, got %s and %s",
-				maxBlockBound, cut(string(rawMin)), cut(string(rawMax)))
+				seqd.MaxCount, cut(string(rawMin)), cut(string(rawMax)))
 		}
 	}
 	return b, nil

@@ -46,6 +46,7 @@ func main() {
 type config struct {
 	addr, uri, db, strategy, logLevel string
 	timeout, shutdownTimeout          time.Duration
+	modeRefresh                       time.Duration
 	tokens                            []string
 	adminToken                        string
 	noCoalesce                        bool
@@ -78,9 +79,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&rateBurst, "rate-burst", env("SEQD_RATE_BURST", "0"), "requests a client may make at once above the rate; 0 means one second's worth (SEQD_RATE_BURST)")
 	fs.StringVar(&c.logLevel, "log-level", env("SEQD_LOG_LEVEL", "info"), "debug, info, warn or error; successful requests are logged at debug (SEQD_LOG_LEVEL)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", env("SEQD_PPROF_ADDR", ""), "serve net/http/pprof on this address, apart from the API; off when empty (SEQD_PPROF_ADDR)")
-	var timeout, shutdown string
+	var timeout, shutdown, modeRefresh string
 	fs.StringVar(&timeout, "timeout", env("SEQD_TIMEOUT", "2s"), "per-request backend deadline (SEQD_TIMEOUT)")
 	fs.StringVar(&shutdown, "shutdown-timeout", env("SEQD_SHUTDOWN_TIMEOUT", "10s"), "how long in-flight requests may take to finish on shutdown (SEQD_SHUTDOWN_TIMEOUT)")
+	fs.StringVar(&modeRefresh, "mode-refresh", env("SEQD_MODE_REFRESH", "1s"), "how often an instance re-reads the mode of the sequences it serves from blocks; a mode change reaches it within this plus a round trip (SEQD_MODE_REFRESH)")
 	// A bool flag, so that --no-coalesce alone means true; the environment is read
 	// below, when the flag is not given.
 	fs.BoolVar(&c.noCoalesce, "no-coalesce", false, "one backend write per sequence request instead of merging concurrent ones (SEQD_NO_COALESCE)")
@@ -95,6 +97,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, err
 	}
 	if c.shutdownTimeout, err = positiveDuration("shutdown-timeout", shutdown); err != nil {
+		return c, err
+	}
+	if c.modeRefresh, err = positiveDuration("mode-refresh", modeRefresh); err != nil {
 		return c, err
 	}
 	if v := getenv("SEQD_NO_COALESCE"); v != "" && !given(fs, "no-coalesce") {
@@ -166,10 +171,9 @@ func tokenLines(s string) []string {
 	return out
 }
 
-// sequencers returns both strategies over db, the one named strategy first: the
-// first serves requests that name none.
-func sequencers(db *mongo.Database, opts counters.Options, strategy string) []counters.Sequencer {
-	counter, optimistic := counters.NewCounter(db, opts), counters.NewOptimistic(db, opts)
+// sequencers returns both strategies over counter and optimistic, the one named
+// strategy first: the first serves requests that name none.
+func sequencers(counter *counters.Counter, optimistic *counters.Optimistic, strategy string) []counters.Sequencer {
 	if strategy == counters.StrategyOptimistic {
 		return []counters.Sequencer{optimistic, counter}
 	}
@@ -203,9 +207,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	metrics := httpapi.NewMetrics(nil)
 	db := client.Database(cfg.db)
-	opts := counters.Options{NoCoalesce: cfg.noCoalesce, Observer: metrics}
+	opts := counters.Options{NoCoalesce: cfg.noCoalesce, Observer: metrics, ModeRefresh: cfg.modeRefresh}
+	counter, optimistic := counters.NewCounter(db, opts), counters.NewOptimistic(db, opts)
 	handler, err := httpapi.New(httpapi.Config{
-		Sequencers: sequencers(db, opts, cfg.strategy),
+		Sequencers: sequencers(counter, optimistic, cfg.strategy),
 		Ping:       func(ctx context.Context) error { return client.Ping(ctx, readpref.Primary()) },
 		Timeout:    cfg.timeout,
 		Tokens:     cfg.tokens,
@@ -254,11 +259,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	log.Info("shutting down", "grace", cfg.shutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	err = srv.Shutdown(sctx)
+	if err != nil {
 		srv.Close()
-		return fmt.Errorf("shutdown: %w", err)
+		err = fmt.Errorf("shutdown: %w", err)
 	}
 	<-served
+	// No request is served any more: give back the unused rest of the blocks of
+	// cached sequences, so that the next values follow the last ones handed out.
+	if cerr := counter.Close(sctx); cerr != nil {
+		log.Warn("giving back cached blocks", "err", cerr)
+	}
+	if err != nil {
+		return err
+	}
 	log.Info("stopped")
 	return nil
 }

@@ -45,14 +45,14 @@ func TestParseConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.addr != "127.0.0.1:8080" || c.db != "seqd" || c.timeout != 2*time.Second || c.strategy != "counter" ||
-		c.uri != "mongodb://db" || c.tokens != nil || c.adminToken != "" || c.noCoalesce || c.rateLimit != 0 {
+		c.uri != "mongodb://db" || c.tokens != nil || c.adminToken != "" || c.noCoalesce || c.rateLimit != 0 || c.modeRefresh != time.Second {
 		t.Errorf("defaults: %+v", c)
 	}
 }
 
 func TestParseConfigFlagBeatsEnv(t *testing.T) {
 	env := envOf("MONGODB_URI", "mongodb://env", "SEQD_ADDR", ":1", "SEQD_TIMEOUT", "5s",
-		"SEQD_TOKENS", "a, b,,c", "SEQD_STRATEGY", "optimistic", "SEQD_NO_COALESCE", "true", "SEQD_RATE_LIMIT", "100")
+		"SEQD_TOKENS", "a, b,,c", "SEQD_STRATEGY", "optimistic", "SEQD_NO_COALESCE", "true", "SEQD_RATE_LIMIT", "100", "SEQD_MODE_REFRESH", "250ms")
 	c, err := parseConfig([]string{"--addr", ":2", "--mongodb-uri", "mongodb://flag"}, env, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +61,7 @@ func TestParseConfigFlagBeatsEnv(t *testing.T) {
 		t.Errorf("flags did not win: addr %q uri %q", c.addr, c.uri)
 	}
 	if c.timeout != 5*time.Second || c.strategy != "optimistic" || !c.noCoalesce || c.rateLimit != 100 ||
-		!slices.Equal(c.tokens, []string{"a", "b", "c"}) {
+		!slices.Equal(c.tokens, []string{"a", "b", "c"}) || c.modeRefresh != 250*time.Millisecond {
 		t.Errorf("environment not read: %+v", c)
 	}
 }
@@ -76,7 +76,8 @@ func TestDefaultStrategyServesFirst(t *testing.T) {
 	t.Cleanup(func() { client.Disconnect(context.Background()) })
 	for _, strategy := range []string{counters.StrategyCounter, counters.StrategyOptimistic} {
 		var got []string
-		for _, s := range sequencers(client.Database("seqd"), counters.Options{}, strategy) {
+		db := client.Database("seqd")
+		for _, s := range sequencers(counters.NewCounter(db, counters.Options{}), counters.NewOptimistic(db, counters.Options{}), strategy) {
 			got = append(got, s.Strategy())
 		}
 		if len(got) != 2 || got[0] != strategy || got[0] == got[1] {
@@ -117,6 +118,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{[]string{"--timeout", "0s"}, "timeout"},
 		{[]string{"--timeout", "soon"}, "timeout"},
 		{[]string{"--strategy", "random"}, "strategy"},
+		{[]string{"--mode-refresh", "0s"}, "mode-refresh"},
 		{[]string{"--no-coalesce=perhaps"}, "no-coalesce"},
 		{[]string{"--rate-limit", "-1"}, "rate-limit"},
 		{[]string{"--rate-burst", "x"}, "rate-burst"},

@@ -13,7 +13,7 @@
 // It also has the Counter's mode methods. SetMode stores a sequence's mode and
 // block bounds, which Current and List then return, creating the sequence at 0 if
 // new; it refuses with ErrInvalidMode a mode other than strict or cached, bounds
-// other than both 0 (the default) or 1 ≤ min ≤ max ≤ MaxBlock, and any mode on the
+// other than both 0 (the default) or 1 ≤ min ≤ max ≤ seqd.MaxCount, and any mode on the
 // optimistic strategy, which has none. BlockStatus reports what SetBlockStatus
 // gave it: the fake has no blocks of its own.
 //
@@ -61,9 +61,6 @@ type Call struct {
 	MinBlock, MaxBlock int64     // setMode's bounds
 	Deadline           bool      // the context carried a deadline
 }
-
-// MaxBlock is the largest block bound SetMode takes.
-const MaxBlock = 1_000_000
 
 // MaxCalls bounds the calls a Sequencer records, so that a fuzz run or a benchmark
 // does not grow it without end; later calls are served but not recorded.
@@ -254,11 +251,9 @@ func (s *Sequencer) SetMode(ctx context.Context, name string, mode seqd.Mode, mi
 	switch {
 	case !s.modes:
 		return fmt.Errorf("memseq: set mode of %q: %w: the %s strategy has no modes", name, counters.ErrInvalidMode, s.strategy)
-	case mode != seqd.ModeStrict && mode != seqd.ModeCached:
-		return fmt.Errorf("memseq: set mode of %q: %w: %q is not strict or cached", name, counters.ErrInvalidMode, mode)
-	case !(minBlock == 0 && maxBlock == 0) && !(1 <= minBlock && minBlock <= maxBlock && maxBlock <= MaxBlock):
-		return fmt.Errorf("memseq: set mode of %q: %w: block bounds %d..%d are not both 0 or 1 ≤ min ≤ max ≤ %d",
-			name, counters.ErrInvalidMode, minBlock, maxBlock, MaxBlock)
+	}
+	if err := seqd.CheckMode(mode, minBlock, maxBlock); err != nil {
+		return fmt.Errorf("memseq: set mode of %q: %w", name, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

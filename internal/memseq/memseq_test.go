@@ -144,7 +144,7 @@ func TestSetMode(t *testing.T) {
 	if got, err := s.Current(ctx, "new"); got != (seqd.Sequence{Name: "new", Mode: seqd.ModeCached}) || err != nil {
 		t.Errorf("a new name after SetMode: %+v, %v; want it at 0, cached, default bounds", got, err)
 	}
-	if err := s.SetMode(ctx, "a", seqd.ModeStrict, 1, memseq.MaxBlock); err != nil {
+	if err := s.SetMode(ctx, "a", seqd.ModeStrict, 1, seqd.MaxCount); err != nil {
 		t.Fatalf("SetMode(strict, 1, MaxBlock): %v", err)
 	}
 	// Values go on from where they were, whatever the mode.
@@ -156,7 +156,7 @@ func TestSetMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantList := []seqd.Sequence{
-		{Name: "a", Value: 8, Mode: seqd.ModeStrict, MinBlock: 1, MaxBlock: memseq.MaxBlock},
+		{Name: "a", Value: 8, Mode: seqd.ModeStrict, MinBlock: 1, MaxBlock: seqd.MaxCount},
 		{Name: "new", Mode: seqd.ModeCached},
 	}
 	if !slices.Equal(list, wantList) {
@@ -169,7 +169,7 @@ func TestSetMode(t *testing.T) {
 	}{
 		{"", 0, 0}, {"Cached", 0, 0}, {"optimistic", 0, 0},
 		{seqd.ModeCached, 0, 10}, {seqd.ModeCached, 10, 0}, {seqd.ModeCached, 11, 10},
-		{seqd.ModeCached, -1, 10}, {seqd.ModeCached, 1, memseq.MaxBlock + 1}, {seqd.ModeStrict, -5, -1},
+		{seqd.ModeCached, -1, 10}, {seqd.ModeCached, 1, seqd.MaxCount + 1}, {seqd.ModeStrict, -5, -1},
 	} {
 		if err := s.SetMode(ctx, "a", bad.mode, bad.min, bad.max); !errors.Is(err, counters.ErrInvalidMode) {
 			t.Errorf("SetMode(%q, %d, %d) = %v, want ErrInvalidMode", bad.mode, bad.min, bad.max, err)
@@ -181,7 +181,7 @@ func TestSetMode(t *testing.T) {
 	if _, ok := s.Value("-x"); ok {
 		t.Error("a refused SetMode created the sequence")
 	}
-	if got, _ := s.Current(ctx, "a"); got.Mode != seqd.ModeStrict || got.MinBlock != 1 || got.MaxBlock != memseq.MaxBlock {
+	if got, _ := s.Current(ctx, "a"); got.Mode != seqd.ModeStrict || got.MinBlock != 1 || got.MaxBlock != seqd.MaxCount {
 		t.Errorf("refused SetModes changed the sequence: %+v", got)
 	}
 

@@ -1,0 +1,253 @@
+// Package client is a Go client for seqd's HTTP API: it takes values of seqd's
+// sequences (GET /seq/{name}/next) and reads a sequence as stored (GET
+// /seq/{name}). It imports package seqd and the standard library, and package
+// blocks for its local cache; never the MongoDB driver or Echo.
+//
+// # Errors
+//
+// seqd answers a refused request with {"error":{"code":…,"message":…}}. The
+// client returns it as an *Error, which unwraps to the seqd sentinel of its code
+// (sequence_not_found → seqd.ErrNotFound, exhausted → seqd.ErrExhausted, …), so
+// both errors.Is and errors.As work. A network error, or an answer that is not
+// seqd's JSON (a proxy's error page, say), wraps seqd.ErrUnavailable. A name that
+// fails seqd.ValidName gets seqd.ErrInvalidName before any request is made.
+//
+// # Retries
+//
+// A 503 (seqd could not confirm with its store) or a 429 (a rate limit) is asked
+// again after the Retry-After it carries (or a short backoff without one), at most
+// MaxAttempts times in all, and only while the context's deadline leaves room for
+// the wait: a Retry-After that ends past the deadline returns the 503 at once.
+// Asking again for values is safe for their uniqueness: seqd never hands a value
+// out twice, so a first request that did reserve values, though it could not say
+// so, leaves a gap, never a duplicate. A request whose answer was lost on the
+// network is not asked again: the client cannot tell whether it reserved values,
+// and its caller decides.
+//
+// # Local cache
+//
+// WithCache makes the client reserve blocks of values with one request each
+// (GET /seq/{name}/next?count=N, N up to seqd.MaxCount) and serve Next and NextN from
+// memory, with one blocks.Allocator per name. Its guarantees:
+//   - values are unique across all clients and seqd instances: each block comes
+//     from seqd, which never hands a value out twice;
+//   - a sequence's values are strictly increasing within one Client: an answer
+//     that starts after another answer of the same Client returned is larger;
+//   - there is no order across clients, cached or not;
+//   - values held in the cache when the process ends are lost: a gap;
+//   - Close releases the allocators; the client cannot give values back to seqd.
+//
+// Current always asks seqd: in cached use, a sequence's value counts the values
+// reserved in blocks, served or not.
+//
+// Without the cache, every value comes from a request, and the order across
+// requests is what the sequence's mode on seqd gives (strict: linearizable).
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/seqd/seqd"
+	"github.com/seqd/seqd/blocks"
+)
+
+// maxIdleConns is how many idle connections to seqd a Client of its own keeps.
+const maxIdleConns = 64
+
+// ErrClosed is returned by calls on a Client after Close.
+var ErrClosed = errors.New("client: closed")
+
+// Client takes values from one seqd. It is safe for concurrent use.
+type Client struct {
+	base  string // scheme://host[/path], without a trailing slash
+	http  *http.Client
+	owned bool   // c.http was made by New, so Close closes its idle connections
+	auth  string // the Authorization header, or ""
+
+	// wait pauses between attempts; tests replace it.
+	wait func(ctx context.Context, d time.Duration) error
+
+	cache *cache // nil without WithCache
+
+	closed atomic.Bool
+}
+
+// Option configures a Client.
+type Option func(*options) error
+
+type options struct {
+	token  string
+	http   *http.Client
+	blocks *blocks.Options
+}
+
+// WithToken sends token as a bearer token (Authorization: Bearer token), as seqd
+// started with --tokens or --admin-token requires. An empty token is an error,
+// not "no token", so that an unset variable does not go unnoticed.
+func WithToken(token string) Option {
+	return func(o *options) error {
+		if token == "" {
+			return errors.New("empty token")
+		}
+		if strings.ContainsFunc(token, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+			return errors.New("the token holds a control character, which no HTTP header may")
+		}
+		o.token = token
+		return nil
+	}
+}
+
+// WithHTTPClient sends requests with hc instead of a client of the Client's own;
+// its Timeout, if any, bounds every attempt, and Close leaves it alone.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(o *options) error {
+		if hc == nil {
+			return errors.New("nil *http.Client")
+		}
+		o.http = hc
+		return nil
+	}
+}
+
+// WithCache serves Next and NextN from blocks of values reserved ahead, as the
+// package comment describes; opts tunes the blocks (zero fields take blocks'
+// defaults, except that MaxBlock defaults to, and may not exceed, seqd.MaxCount).
+func WithCache(opts blocks.Options) Option {
+	return func(o *options) error {
+		if opts.MaxBlock == 0 {
+			opts.MaxBlock = seqd.MaxCount
+		}
+		if opts.MaxBlock < 0 || opts.MaxBlock > seqd.MaxCount || opts.MinBlock < 0 || opts.MinBlock > opts.MaxBlock {
+			return fmt.Errorf("cache blocks must be 0 ≤ MinBlock ≤ MaxBlock ≤ %d, got %d and %d",
+				seqd.MaxCount, opts.MinBlock, opts.MaxBlock)
+		}
+		o.blocks = &opts
+		return nil
+	}
+}
+
+// New returns a Client of the seqd at baseURL: http or https, a host, and
+// optionally a path under which a proxy serves seqd's API.
+func New(baseURL string, opts ...Option) (*Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("client: base URL %q: %w", baseURL, err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("client: base URL %q: the scheme must be http or https", baseURL)
+	case u.Host == "":
+		return nil, fmt.Errorf("client: base URL %q: no host", baseURL)
+	case u.User != nil:
+		return nil, fmt.Errorf("client: base URL %q: seqd takes a token (WithToken), not a user in the URL", baseURL)
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return nil, fmt.Errorf("client: base URL %q: no query or fragment, please", baseURL)
+	}
+	var o options
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, fmt.Errorf("client: %w", err)
+		}
+	}
+	c := &Client{
+		base: strings.TrimSuffix(u.Scheme+"://"+u.Host+u.EscapedPath(), "/"),
+		http: o.http,
+		wait: sleep,
+	}
+	if c.http == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		// Every request goes to one host: keep a connection for each of the
+		// goroutines that share the Client, not net/http's default of two.
+		tr.MaxIdleConnsPerHost = maxIdleConns
+		c.http = &http.Client{Transport: tr}
+		c.owned = true
+	}
+	if o.token != "" {
+		c.auth = "Bearer " + o.token
+	}
+	if o.blocks != nil {
+		c.cache = newCache(*o.blocks, c.fetch)
+	}
+	return c, nil
+}
+
+// Next returns the next value of the sequence name.
+func (c *Client) Next(ctx context.Context, name string) (int64, error) {
+	if c.cache != nil {
+		return c.cache.next(ctx, name)
+	}
+	r, err := c.NextN(ctx, name, 1)
+	return r.Last, err
+}
+
+// NextN returns n contiguous values of the sequence name, 1 ≤ n ≤ seqd.MaxCount.
+func (c *Client) NextN(ctx context.Context, name string, n int64) (seqd.Range, error) {
+	if c.cache != nil {
+		return c.cache.nextN(ctx, name, n)
+	}
+	if !seqd.ValidName(name) {
+		return seqd.Range{}, fmt.Errorf("client: next %q: %w", name, seqd.ErrInvalidName)
+	}
+	if c.closed.Load() {
+		return seqd.Range{}, fmt.Errorf("client: next %q: %w", name, ErrClosed)
+	}
+	return c.fetch(ctx, name, n)
+}
+
+// Current returns the sequence name as seqd stores it: its value (the last value
+// handed out, or the end of the last block reserved), its mode and, for a cached
+// sequence, its block bounds and counts.
+func (c *Client) Current(ctx context.Context, name string) (seqd.Sequence, error) {
+	if !seqd.ValidName(name) {
+		return seqd.Sequence{}, fmt.Errorf("client: current %q: %w", name, seqd.ErrInvalidName)
+	}
+	if c.closed.Load() {
+		return seqd.Sequence{}, fmt.Errorf("client: current %q: %w", name, ErrClosed)
+	}
+	var s sequenceAnswer
+	if err := c.get(ctx, "/seq/"+url.PathEscape(name), &s); err != nil {
+		return seqd.Sequence{}, fmt.Errorf("client: current %q: %w", name, err)
+	}
+	seq, err := s.sequence(name)
+	if err != nil {
+		return seqd.Sequence{}, fmt.Errorf("client: current %q: %w", name, err)
+	}
+	return seq, nil
+}
+
+// Close releases the cache's allocators, waiting until ctx ends for blocks
+// being fetched, and the client's idle connections. The values the cache held are
+// lost (a gap). Later calls return ErrClosed. Close returns ctx's error if ctx
+// ended before the fetches did.
+func (c *Client) Close(ctx context.Context) error {
+	if !c.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	if c.cache != nil {
+		c.cache.close(ctx)
+	}
+	if c.owned {
+		c.http.CloseIdleConnections()
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("client: close: %w", err)
+	}
+	return nil
+}
+
+// CacheStatus reports the local cache's allocator for name: the blocks it holds,
+// its block size and rate, and what it fetched and served. It reports false
+// without WithCache, or before the first Next or NextN of name.
+func (c *Client) CacheStatus(name string) (blocks.Status, bool) {
+	if c.cache == nil {
+		return blocks.Status{}, false
+	}
+	return c.cache.status(name)
+}

@@ -1,0 +1,183 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/seqd/seqd"
+)
+
+// MaxAttempts bounds the requests one call makes when seqd answers 503 or 429.
+const MaxAttempts = 5
+
+// Without a Retry-After, the waits between attempts start at firstBackoff and
+// double up to maxBackoff.
+const (
+	firstBackoff = 100 * time.Millisecond
+	maxBackoff   = 2 * time.Second
+)
+
+// maxAnswer bounds what the client reads of an answer: seqd's are a few hundred
+// bytes, and anything much longer is not seqd's.
+const maxAnswer = 64 << 10
+
+// fetch reserves n values of name with one call of GET /seq/{name}/next?count=n:
+// the request of NextN without the cache, and the cache's blocks.Fetch.
+func (c *Client) fetch(ctx context.Context, name string, n int64) (seqd.Range, error) {
+	var a nextAnswer
+	path := "/seq/" + url.PathEscape(name) + "/next?count=" + strconv.FormatInt(n, 10)
+	if err := c.get(ctx, path, &a); err != nil {
+		return seqd.Range{}, fmt.Errorf("client: next %d of %q: %w", n, name, err)
+	}
+	r, err := a.valuesOf(name, n)
+	if err != nil {
+		return seqd.Range{}, fmt.Errorf("client: next %d of %q: %w", n, name, err)
+	}
+	return r, nil
+}
+
+// get asks for path and decodes seqd's JSON answer into v. It asks again on 503
+// and 429 as the package comment says.
+func (c *Client) get(ctx context.Context, path string, v any) error {
+	for attempt := 1; ; attempt++ {
+		status, h, body, err := c.roundTrip(ctx, path)
+		if err != nil {
+			return err
+		}
+		if status == http.StatusOK {
+			if err := json.Unmarshal(body, v); err != nil {
+				return notSeqd(status, h, body, "the body is not the JSON expected")
+			}
+			return nil
+		}
+		refused := errorAnswer(status, h, body)
+		if (status != http.StatusServiceUnavailable && status != http.StatusTooManyRequests) || attempt == MaxAttempts {
+			return refused
+		}
+		d := retryDelay(h.Get("Retry-After"), attempt, time.Now())
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d {
+			return refused // waiting could only end in the deadline
+		}
+		if err := c.wait(ctx, d); err != nil {
+			return fmt.Errorf("%w (stopped waiting to ask again: %w)", refused, err)
+		}
+	}
+}
+
+// roundTrip makes one request and reads its answer.
+func (c *Client) roundTrip(ctx context.Context, path string) (int, http.Header, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("%w: %w", seqd.ErrUnavailable, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.auth != "" {
+		req.Header.Set("Authorization", c.auth)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("%w: no answer from seqd: %w", seqd.ErrUnavailable, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("%w: reading seqd's answer (%d): %w", seqd.ErrUnavailable, resp.StatusCode, err)
+	}
+	if len(body) > maxAnswer {
+		return 0, nil, nil, notSeqd(resp.StatusCode, resp.Header, body, fmt.Sprintf("more than %d bytes", maxAnswer))
+	}
+	return resp.StatusCode, resp.Header, body, nil
+}
+
+// retryDelay is how long to wait before attempt+1: what Retry-After asks (seconds
+// or an HTTP date), else a backoff that doubles with each attempt.
+func retryDelay(retryAfter string, attempt int, now time.Time) time.Duration {
+	if retryAfter != "" {
+		if s, err := strconv.ParseInt(retryAfter, 10, 64); err == nil && s >= 0 {
+			if s > int64(maxRetryAfter/time.Second) {
+				return maxRetryAfter
+			}
+			return time.Duration(s) * time.Second
+		}
+		if t, err := http.ParseTime(retryAfter); err == nil {
+			return min(max(t.Sub(now), 0), maxRetryAfter)
+		}
+	}
+	d := firstBackoff << (attempt - 1)
+	if d > maxBackoff || d <= 0 {
+		return maxBackoff
+	}
+	return d
+}
+
+// maxRetryAfter caps a Retry-After, so that a duration does not overflow; a call
+// without a deadline may wait that long.
+const maxRetryAfter = time.Hour
+
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// nextAnswer is GET /seq/{name}/next's answer.
+type nextAnswer struct {
+	Name  string `json:"name"`
+	Value int64  `json:"value"`
+	First int64  `json:"first"`
+	Count int64  `json:"count"`
+}
+
+// valuesOf checks that a answers a request for n values of name, and returns them.
+func (a nextAnswer) valuesOf(name string, n int64) (seqd.Range, error) {
+	r := seqd.Range{First: a.First, Last: a.Value}
+	if a.Name != name || a.First < 1 || a.Count < 1 || a.Count > n || r.Count() != a.Count {
+		return seqd.Range{}, fmt.Errorf("%w: seqd's answer is not %d values of %q: name %q, first %d, value %d, count %d",
+			seqd.ErrUnavailable, n, name, a.Name, a.First, a.Value, a.Count)
+	}
+	return r, nil
+}
+
+// sequenceAnswer is GET /seq/{name}'s answer.
+type sequenceAnswer struct {
+	Name     string    `json:"name"`
+	Value    *int64    `json:"value"`
+	Mode     seqd.Mode `json:"mode"`
+	MinBlock int64     `json:"min_block"`
+	MaxBlock int64     `json:"max_block"`
+	Blocks   struct {
+		Reserved int64 `json:"reserved"`
+		Served   int64 `json:"served"`
+		Returned int64 `json:"returned"`
+	} `json:"blocks"`
+}
+
+// sequence checks that s describes name, and returns it.
+func (s sequenceAnswer) sequence(name string) (seqd.Sequence, error) {
+	if s.Name != name || s.Value == nil || *s.Value < 0 {
+		return seqd.Sequence{}, fmt.Errorf("%w: seqd's answer does not describe %q", seqd.ErrUnavailable, name)
+	}
+	mode := s.Mode
+	if mode == "" { // a seqd that predates modes: every sequence is strict
+		mode = seqd.ModeStrict
+	}
+	return seqd.Sequence{
+		Name: name, Value: *s.Value, Mode: mode, MinBlock: s.MinBlock, MaxBlock: s.MaxBlock,
+		Blocks: seqd.BlockCounts{Reserved: s.Blocks.Reserved, Served: s.Blocks.Served, Returned: s.Blocks.Returned},
+	}, nil
+}

@@ -1,0 +1,207 @@
+package counters
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/seqd/seqd"
+)
+
+// The fields of a counter document:
+//
+//	{_id: name, seq: N, mode: "cached", minBlock: a, maxBlock: b, reserved: R, served: S, returned: G}
+//
+// Only _id and seq are always there. A document without mode is strict; the
+// bounds are absent when they are the instance's defaults; the counts appear with
+// the first block reserved.
+const (
+	fieldSeq      = "seq"
+	fieldMode     = "mode"
+	fieldMinBlock = "minBlock"
+	fieldMaxBlock = "maxBlock"
+	fieldReserved = "reserved"
+	fieldServed   = "served"
+	fieldReturned = "returned"
+)
+
+// counterState is a counter document that seqd can use.
+type counterState struct {
+	seq                int64
+	mode               seqd.Mode
+	minBlock, maxBlock int64
+	blocks             seqd.BlockCounts
+}
+
+// sequence is s as Current and List show it.
+func (s counterState) sequence(name string) Sequence {
+	return Sequence{Name: name, Value: s.seq, Mode: s.mode, MinBlock: s.minBlock, MaxBlock: s.maxBlock, Blocks: s.blocks}
+}
+
+// parseCounter reads name's counter document, or returns an error wrapping
+// ErrInvalidCounter that names the sequence and says what was found: a seq that
+// is not an integer from 0 to math.MaxInt64, a mode other than "strict" or
+// "cached", or block bounds other than both 0 or 1 ≤ minBlock ≤ maxBlock ≤
+// seqd.MaxCount. The counts are read as numbers and otherwise trusted: they are
+// accounting, and a value never depends on them.
+func parseCounter(name string, doc bson.Raw) (counterState, error) {
+	seq, err := counterValue(name, doc)
+	if err != nil {
+		return counterState{}, err
+	}
+	s := counterState{seq: seq, mode: seqd.ModeStrict}
+	if v, err := doc.LookupErr(fieldMode); err == nil {
+		m, ok := v.StringValueOK()
+		if !ok || m != string(seqd.ModeStrict) && m != string(seqd.ModeCached) {
+			return counterState{}, fmt.Errorf(`%w: the mode of %q is %s %s, want "strict" or "cached"`,
+				ErrInvalidCounter, cut(name, 40), bsonTypeName(v.Type), valueText(v))
+		}
+		s.mode = seqd.Mode(m)
+	}
+	if s.minBlock, err = blockBound(name, doc, fieldMinBlock); err != nil {
+		return counterState{}, err
+	}
+	if s.maxBlock, err = blockBound(name, doc, fieldMaxBlock); err != nil {
+		return counterState{}, err
+	}
+	if err := seqd.CheckMode(s.mode, s.minBlock, s.maxBlock); err != nil {
+		return counterState{}, fmt.Errorf("%w: the block bounds of %q are %d and %d, want both 0 (the defaults) or 1 ≤ min ≤ max ≤ %d",
+			ErrInvalidCounter, cut(name, 40), s.minBlock, s.maxBlock, seqd.MaxCount)
+	}
+	s.blocks = seqd.BlockCounts{
+		Reserved: count(doc, fieldReserved),
+		Served:   count(doc, fieldServed),
+		Returned: count(doc, fieldReturned),
+	}
+	return s, nil
+}
+
+// blockBound reads field, a block bound: absent is 0.
+func blockBound(name string, doc bson.Raw, field string) (int64, error) {
+	v, err := doc.LookupErr(field)
+	if err != nil {
+		return 0, nil
+	}
+	if v.Type == bson.TypeInt32 || v.Type == bson.TypeInt64 {
+		if n, _ := v.AsInt64OK(); n >= 0 && n <= seqd.MaxCount {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: the %s of %q is %s %s, want an integer from 0 to %d",
+		ErrInvalidCounter, field, cut(name, 40), bsonTypeName(v.Type), valueText(v), seqd.MaxCount)
+}
+
+// count reads one of the block counts; absent or not a number is 0.
+func count(doc bson.Raw, field string) int64 {
+	n, _ := doc.Lookup(field).AsInt64OK()
+	return n
+}
+
+// counterFilter matches name's counter document if its seq is a counter seqd can
+// use, at most max, and its mode and block bounds are ones seqd can use. Every
+// write to a counter document carries it, so that no write changes a document of
+// another shape: MongoDB compares numbers across types, so without the $type a
+// double or a negative seq would match, and $inc would go on from it. When the
+// filter matches nothing, an upsert collides with the document (E11000), and
+// reading it tells why.
+//
+// The conditions sit inside $and: an upsert then copies nothing of them into the
+// document it creates. mongod copies only equalities either way, but FerretDB
+// 1.x copies a field's whole operator document, {$gte: …}, as the new seq.
+//
+// The filter checks each bound alone. That minBlock ≤ maxBlock needs $expr with
+// $lte, which FerretDB 1.x does not evaluate; parseCounter checks it on reading.
+//
+// more are further conditions, put inside the $and too.
+func counterFilter(name string, max int64, more ...bson.D) bson.D {
+	and := bson.A{
+		bson.D{{Key: fieldSeq, Value: bson.D{
+			{Key: "$type", Value: bson.A{"int", "long"}},
+			{Key: "$gte", Value: int64(0)},
+			{Key: "$lte", Value: max},
+		}}},
+		absentOr(fieldMode, bson.D{{Key: "$in", Value: bson.A{string(seqd.ModeStrict), string(seqd.ModeCached)}}}),
+		absentOr(fieldMinBlock, boundCondition),
+		absentOr(fieldMaxBlock, boundCondition),
+	}
+	for _, m := range more {
+		and = append(and, m)
+	}
+	return bson.D{{Key: "_id", Value: name}, {Key: "$and", Value: and}}
+}
+
+// boundCondition matches a block bound seqd can use.
+var boundCondition = bson.D{
+	{Key: "$type", Value: bson.A{"int", "long"}},
+	{Key: "$gte", Value: int64(0)},
+	{Key: "$lte", Value: int64(seqd.MaxCount)},
+}
+
+// absentOr matches a document without field, or whose field matches cond.
+func absentOr(field string, cond bson.D) bson.D {
+	return bson.D{{Key: "$or", Value: bson.A{
+		bson.D{{Key: field, Value: bson.D{{Key: "$exists", Value: false}}}},
+		bson.D{{Key: field, Value: cond}},
+	}}}
+}
+
+// counterValue returns the seq of name's counter document, or an error wrapping
+// ErrInvalidCounter that names the sequence and says what was found instead of an
+// integer from 0 to math.MaxInt64. Doubles are refused even when whole: above 2^53 they cannot count
+// on by one, and $inc on one stays a double.
+func counterValue(name string, doc bson.Raw) (int64, error) {
+	v, err := doc.LookupErr(fieldSeq)
+	if err != nil {
+		return 0, fmt.Errorf("%w: the counter document of %q has no seq field", ErrInvalidCounter, cut(name, 40))
+	}
+	switch v.Type {
+	case bson.TypeInt32, bson.TypeInt64:
+		if n, _ := v.AsInt64OK(); n >= 0 {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: the seq of %q is %s %s, want an integer from 0 to %d (int32 or int64)",
+		ErrInvalidCounter, cut(name, 40), bsonTypeName(v.Type), valueText(v), int64(math.MaxInt64))
+}
+
+// bsonTypeName names t with an article, as MongoDB's $type aliases spell it.
+func bsonTypeName(t bson.Type) string {
+	switch t {
+	case bson.TypeDouble:
+		return "a double"
+	case bson.TypeInt32:
+		return "an int"
+	case bson.TypeInt64:
+		return "a long"
+	case bson.TypeDecimal128:
+		return "a decimal"
+	case bson.TypeString:
+		return "a string"
+	}
+	return "of BSON type " + t.String()
+}
+
+// valueText shows a stored value as a person would write it (41.5, -4, "x"),
+// not in extended JSON; at most about 40 bytes of it.
+func valueText(v bson.RawValue) string {
+	switch v.Type {
+	case bson.TypeDouble:
+		return strconv.FormatFloat(v.Double(), 'g', -1, 64)
+	case bson.TypeInt32, bson.TypeInt64:
+		n, _ := v.AsInt64OK()
+		return strconv.FormatInt(n, 10)
+	case bson.TypeString:
+		return strconv.Quote(cut(v.StringValue(), 40))
+	}
+	return cut(v.String(), 40)
+}
+
+// cut shortens s to at most n bytes, marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
