@@ -41,6 +41,7 @@ type config struct {
 	ranges           string // seq only: file for the values received, as ranges
 	mode             string // seq only: "strict" or "cached", set before the load; "" leaves it
 	adminToken       string // for -mode
+	clientCache      bool   // seq only: take values from the Go client's local cache
 	maxErrors        int64  // -1: no bound
 	json             bool
 	progress         time.Duration // 0: no progress lines
@@ -137,6 +138,7 @@ flags:
 	fs.StringVar(&c.token, "token", "", "bearer token, sent as Authorization: Bearer …")
 	fs.StringVar(&c.mode, "mode", "", "seq: put the sequence in this mode, strict or cached, on every address before the load (needs -admin-token)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "seqd's admin token, for -mode")
+	fs.BoolVar(&c.clientCache, "client-cache", false, "seq: the clients are goroutines taking values from one Go client's local cache (package client), of one -addr")
 	fs.BoolVar(&c.expectContiguous, "expect-contiguous", false, "seq: fail unless the values received form one run without gaps")
 	fs.StringVar(&c.ranges, "ranges", "", "seq: write the values received to this `file`, as ascending ranges \"first last\" one a line")
 	fs.Int64Var(&c.maxErrors, "max-errors", -1, "stop and fail once more than this many requests have failed; -1: never")
@@ -178,7 +180,7 @@ flags:
 		return c, usagef("no bound: give -d or -n")
 	}
 	if c.target == targetOID {
-		for _, f := range []string{"name", "strategy", "expect-contiguous", "ranges", "mode"} {
+		for _, f := range []string{"name", "strategy", "expect-contiguous", "ranges", "mode", "client-cache"} {
 			if set[f] {
 				return c, usagef("-%s applies to -target seq only", f)
 			}
@@ -196,6 +198,9 @@ flags:
 		if c.mode != "" && c.mode != "strict" && c.mode != "cached" || c.mode != "" && c.adminToken == "" {
 			return c, usagef("-mode %q: want strict or cached, with -admin-token", c.mode)
 		}
+		if c.clientCache && (len(c.addrs) > 1 || c.strategy != "" && c.strategy != strategyCounter) {
+			return c, usagef("-client-cache takes one -addr, and the counter strategy: the Go client asks for the server's")
+		}
 	}
 	return c, nil
 }
@@ -212,6 +217,8 @@ func (c *config) path() string {
 		if c.layout != "" {
 			q.Set("layout", c.layout)
 		}
+	} else if c.clientCache {
+		return fmt.Sprintf("/seq/%s/next through the Go client's cache, NextN(%d)", url.PathEscape(c.name), c.perResponse())
 	} else {
 		p = "/seq/" + url.PathEscape(c.name) + "/next"
 		if c.strategy != "" {

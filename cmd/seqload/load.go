@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seqd/seqd/client"
 	"github.com/seqd/seqd/objectid"
 )
 
@@ -55,6 +56,7 @@ type worker struct {
 type load struct {
 	cfg     config
 	client  *http.Client
+	cache   *client.Client // with -client-cache: requests are its NextN calls
 	seqWant seqWant
 	maxBody int64
 	began   time.Time               // what seqOp times count from
@@ -102,6 +104,18 @@ func runLoad(ctx context.Context, cfg config, progressOut io.Writer) outcome {
 		began:   start,
 		stop:    stop,
 	}
+	if cfg.clientCache {
+		c, err := newCache(cfg, l.client)
+		if err != nil {
+			panic(err) // the address and options were validated with the flags
+		}
+		l.cache = c
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
+			defer cancel()
+			c.Close(ctx) // waits for a block being fetched; the values the cache holds are not received, and not checked
+		}()
+	}
 	path := cfg.path()
 	workers := make([]*worker, cfg.clients)
 	for i := range workers {
@@ -148,6 +162,10 @@ func (l *load) drive(stopCtx, requestCtx context.Context, w *worker) {
 	for stopCtx.Err() == nil {
 		if l.cfg.requests > 0 && l.issued.Add(1) > l.cfg.requests {
 			return
+		}
+		if l.cache != nil {
+			l.take(requestCtx, w)
+			continue
 		}
 		l.do(requestCtx, w)
 	}

@@ -23,6 +23,11 @@
 // With -mode strict or -mode cached (and -admin-token), seqload first puts the sequence
 // in that mode on every address (PUT /seq/{name}), then loads it.
 //
+// With -client-cache (sequences, one -addr) the clients are goroutines sharing one Go
+// client (package client) with its local cache of blocks: each request is a NextN call,
+// most of them answered from memory. The checks are the same: one cache hands out its
+// values in real-time order.
+//
 // With -ranges FILE, a sequence run also writes every value it received to FILE as
 // ascending ranges, "first last" one a line (internal/history), so that the values of
 // several seqload processes can be checked for uniqueness together.

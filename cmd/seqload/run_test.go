@@ -147,6 +147,27 @@ func TestRunMode(t *testing.T) {
 	}
 }
 
+// With -client-cache the clients share one Go client, whose cache reserves blocks
+// with a request each: 500 values in order and without a gap from a few requests.
+func TestRunClientCache(t *testing.T) {
+	f, url := newFake(t, &fake{})
+	path := filepath.Join(t.TempDir(), "ranges")
+	s, err := runJSON(t, t.Context(), "-addr", url, "-target", "seq", "-name", "orders", "-client-cache", "-c", "4", "-n", "500",
+		"-expect-contiguous", "-ranges", path)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if !s.Passed || s.Requests != 500 || s.OK != 500 || s.Values != 500 || s.Sequence.Min != 1 || s.Sequence.Max != 500 {
+		t.Errorf("summary %+v, want 500 calls and values 1..500", s)
+	}
+	if requests, values, _, uris := f.served(); requests > 10 || values < 500 {
+		t.Errorf("the fake served %d requests (%v) and %d values, want a few blocks of at least 500 values in all", requests, uris, values)
+	}
+	if got, err := os.ReadFile(path); string(got) != "1 500\n" || err != nil {
+		t.Errorf("-ranges file: %q, %v", got, err)
+	}
+}
+
 func TestRunDuplicate(t *testing.T) {
 	_, url := newFake(t, &fake{script: func(n int) behavior {
 		if n == 5 {
@@ -400,6 +421,9 @@ func TestRunUsage(t *testing.T) {
 		{"-name", "x"},
 		{"-ranges", "x"},
 		{"-mode", "cached", "-admin-token", "t"},
+		{"-client-cache"},
+		{"-target", "seq", "-client-cache", "-addr", "a:1,b:2", "-c", "2"},
+		{"-target", "seq", "-client-cache", "-strategy", "optimistic"},
 		{"-target", "seq", "-mode", "cached"},
 		{"-target", "seq", "-mode", "fast", "-admin-token", "t"},
 		{"-target", "seq", "-layout", "legacy"},
