@@ -173,7 +173,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		c.auth = "Bearer " + o.token
 	}
 	if o.blocks != nil {
-		c.cache = newCache(*o.blocks, c.fetch)
+		c.cache = newCache(*o.blocks, c.fetchBlock)
 	}
 	return c, nil
 }
@@ -211,6 +211,11 @@ func (c *Client) Current(ctx context.Context, name string) (seqd.Sequence, error
 	if c.closed.Load() {
 		return seqd.Sequence{}, fmt.Errorf("client: current %q: %w", name, ErrClosed)
 	}
+	return c.current(ctx, name)
+}
+
+// current is Current's request, which the cache makes too while Close waits for it.
+func (c *Client) current(ctx context.Context, name string) (seqd.Sequence, error) {
 	var s sequenceAnswer
 	if err := c.get(ctx, "/seq/"+url.PathEscape(name), &s); err != nil {
 		return seqd.Sequence{}, fmt.Errorf("client: current %q: %w", name, err)
