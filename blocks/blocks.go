@@ -90,7 +90,7 @@ var ErrClosed = errors.New("blocks: allocator closed")
 
 // Options tune an Allocator. Every field may be left zero for its default.
 type Options struct {
-	MinBlock     int64            // smallest block fetched; default 100
+	MinBlock     int64            // smallest block fetched; default 100, or MaxBlock if that is smaller
 	MaxBlock     int64            // largest block fetched (a larger NextN fetches what it needs); default 1,000,000
 	Target       time.Duration    // how long a block should last at the current rate; default 1 minute
 	Prefetch     float64          // fraction of the current block used when the next is fetched; default 0.1
@@ -101,11 +101,12 @@ type Options struct {
 
 // withDefaults fills the zero (or out-of-range) fields of o.
 func (o Options) withDefaults() Options {
-	if o.MinBlock <= 0 {
-		o.MinBlock = 100
-	}
 	if o.MaxBlock <= 0 {
 		o.MaxBlock = 1_000_000
+	}
+	if o.MinBlock <= 0 {
+		// A MaxBlock set below the default bounds the first block too.
+		o.MinBlock = min(100, o.MaxBlock)
 	}
 	o.MaxBlock = max(o.MaxBlock, o.MinBlock)
 	if o.Target <= 0 {

@@ -391,6 +391,25 @@ func TestCloseGivesUpWaiting(t *testing.T) {
 	noFetchGoroutine(t)
 }
 
+// A MaxBlock set below the default MinBlock bounds every block, the first
+// included: the default MinBlock gives way to it, as a set MinBlock would not.
+func TestMaxBlockBelowTheDefaultMinBlock(t *testing.T) {
+	ctx := context.Background()
+	s := &store{}
+	a := blocks.New(s.Fetch, blocks.Options{MaxBlock: 10, Target: time.Hour})
+	defer closeNow(a)
+	for range 35 {
+		if _, err := a.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range s.Asked() {
+		if n > 10 {
+			t.Fatalf("Fetch asked for %v values; want at most MaxBlock, 10", s.Asked())
+		}
+	}
+}
+
 func TestStatus(t *testing.T) {
 	ctx := context.Background()
 	clk := newClock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/seqd/seqd"
@@ -92,6 +93,23 @@ func cacheError(name string, err error) error {
 		return fmt.Errorf("client: next %q: %w: waiting for a block of values: %w", name, seqd.ErrUnavailable, err)
 	}
 	return err
+}
+
+// fetchBlock is the cache's blocks.Fetch: n values of name, or, where fewer
+// remain before the sequence's end, those that remain. seqd refuses a count that
+// passes the end (exhausted), so the values left are read from the sequence's
+// value; without them, a block larger than what remains would fail every caller
+// while a Client without the cache still got values.
+func (c *Client) fetchBlock(ctx context.Context, name string, n int64) (seqd.Range, error) {
+	r, err := c.fetch(ctx, name, n)
+	if n == 1 || !errors.Is(err, seqd.ErrExhausted) {
+		return r, err
+	}
+	s, cerr := c.current(ctx, name)
+	if cerr != nil || s.Value == math.MaxInt64 || math.MaxInt64-s.Value >= n {
+		return r, err
+	}
+	return c.fetch(ctx, name, math.MaxInt64-s.Value)
 }
 
 // status reports name's allocator, if the cache has one.

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -104,6 +105,32 @@ func TestCacheNextN(t *testing.T) {
 	// The refusals above were the cache's own: the next value comes at once.
 	if _, err := c.Next(ctx, "s"); err != nil {
 		t.Fatalf("Next after refused counts = %v", err)
+	}
+}
+
+// Near the sequence's end, where fewer values remain than a block holds, the
+// cache serves them all, as a Client without the cache does, and only then
+// answers ErrExhausted.
+func TestCacheServesTheLastValues(t *testing.T) {
+	s := newSeqd(t)
+	const left = 50 // fewer than a block of the default 100
+	s.seq.Store("s", math.MaxInt64-left)
+	c := newClient(t, s.URL, client.WithCache(blocks.Options{}))
+	ctx := t.Context()
+	if _, err := c.NextN(ctx, "s", left+1); !errors.Is(err, seqd.ErrExhausted) {
+		t.Fatalf("NextN(%d) with %d left = %v; want ErrExhausted", left+1, left, err)
+	}
+	for want := int64(math.MaxInt64 - left + 1); ; want++ {
+		v, err := c.Next(ctx, "s")
+		if err != nil || v != want {
+			t.Fatalf("Next = %d, %v; want %d", v, err, want)
+		}
+		if want == math.MaxInt64 {
+			break
+		}
+	}
+	if _, err := c.Next(ctx, "s"); !errors.Is(err, seqd.ErrExhausted) {
+		t.Fatalf("Next past the end = %v; want ErrExhausted", err)
 	}
 }
 
