@@ -121,8 +121,9 @@ func counterFilter(name string, max int64, more ...bson.D) bson.D {
 			{Key: "$type", Value: bson.A{"int", "long"}},
 			{Key: "$gte", Value: int64(0)},
 			{Key: "$lte", Value: max},
+			notArray,
 		}}},
-		absentOr(fieldMode, bson.D{{Key: "$in", Value: bson.A{string(seqd.ModeStrict), string(seqd.ModeCached)}}}),
+		absentOr(fieldMode, bson.D{{Key: "$in", Value: bson.A{string(seqd.ModeStrict), string(seqd.ModeCached)}}, notArray}),
 		absentOr(fieldMinBlock, boundCondition),
 		absentOr(fieldMaxBlock, boundCondition),
 	}
@@ -137,7 +138,14 @@ var boundCondition = bson.D{
 	{Key: "$type", Value: bson.A{"int", "long"}},
 	{Key: "$gte", Value: int64(0)},
 	{Key: "$lte", Value: int64(seqd.MaxCount)},
+	notArray,
 }
+
+// notArray keeps a field's other conditions from matching an array: a query
+// condition on a field matches an array that holds one matching element, so
+// without it {mode: ["cached"]} would pass for "cached", and a write would
+// change a document that parseCounter then refuses.
+var notArray = bson.E{Key: "$not", Value: bson.D{{Key: "$type", Value: "array"}}}
 
 // absentOr matches a document without field, or whose field matches cond.
 func absentOr(field string, cond bson.D) bson.D {

@@ -94,6 +94,11 @@ func TestCachedInvalidDocuments(t *testing.T) {
 		"mode-int":   {bson.D{{Key: "_id", Value: "mode-int"}, seq, {Key: "mode", Value: 2}}, `the mode of "mode-int" is an int 2`},
 		"bound-dbl":  {bson.D{{Key: "_id", Value: "bound-dbl"}, seq, {Key: "mode", Value: "cached"}, {Key: "minBlock", Value: 1.5}, {Key: "maxBlock", Value: 9}}, `the minBlock of "bound-dbl" is a double 1.5`},
 		"bound-huge": {bson.D{{Key: "_id", Value: "bound-huge"}, seq, {Key: "mode", Value: "cached"}, {Key: "minBlock", Value: 1}, {Key: "maxBlock", Value: int64(1) << 40}}, `the maxBlock of "bound-huge" is a long`},
+		// A filter condition on a field matches an array holding a match: the filter
+		// must refuse arrays itself.
+		"mode-array":  {bson.D{{Key: "_id", Value: "mode-array"}, seq, {Key: "mode", Value: bson.A{"cached"}}}, `the mode of "mode-array" is of BSON type array`},
+		"seq-array":   {bson.D{{Key: "_id", Value: "seq-array"}, {Key: "seq", Value: bson.A{int64(5)}}, {Key: "mode", Value: "cached"}}, `the seq of "seq-array" is of BSON type array`},
+		"bound-array": {bson.D{{Key: "_id", Value: "bound-array"}, seq, {Key: "mode", Value: "cached"}, {Key: "minBlock", Value: bson.A{5}}, {Key: "maxBlock", Value: bson.A{10}}}, `the minBlock of "bound-array" is of BSON type array`},
 	}
 	for _, b := range bad {
 		if _, err := coll.InsertOne(ctx, b.doc); err != nil {
