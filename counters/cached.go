@@ -176,6 +176,13 @@ func (c *Counter) reserveBlock(ctx context.Context, e *cachedName, n int64) (fir
 			e.mu.Unlock()
 			return s.seq - n + 1, n, nil
 		}
+		if writeConcernFailed(err) {
+			// The write ran, only its confirmation failed: its report of served
+			// is in, and sent again it would count twice. Its block is lost.
+			e.mu.Lock()
+			e.reported += served
+			e.mu.Unlock()
+		}
 		if !errors.Is(err, mongo.ErrNoDocuments) {
 			return 0, 0, err
 		}

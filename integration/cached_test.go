@@ -446,6 +446,58 @@ func TestCachedStoreDown(t *testing.T) {
 	}
 }
 
+// A block fetch that the store applied but answered with a write concern error
+// reported what the instance had served: the next report must not count it
+// again. The store's served count stays what the callers got, and the lost block
+// shows as unaccounted.
+func TestCachedServedReportedOnce(t *testing.T) {
+	be.RequireFailCommand(t)
+	ctx := testContext(t)
+	db := be.Database(t)
+	// The next block is fetched when the current one is used up; a failed fetch
+	// leaves no cooldown, so the next caller fetches again.
+	c := counters.NewCounter(db, counters.Options{Blocks: blocks.Options{Prefetch: 1, Cooldown: time.Nanosecond}})
+	t.Cleanup(func() { c.Close(context.Background()) })
+	mustSetMode(t, c, "orders", seqd.ModeCached, 10, 10)
+	for want := int64(1); want <= 9; want++ {
+		mustNext(t, c, "orders", want)
+	}
+	f := be.FailCommand(t, bson.D{{Key: "times", Value: 1}}, bson.D{
+		{Key: "failCommands", Value: bson.A{"findAndModify"}},
+		{Key: "namespace", Value: db.Name() + "." + counters.CounterCollection},
+		{Key: "writeConcernError", Value: bson.D{{Key: "code", Value: 64}, {Key: "errmsg", Value: "waiting for replication timed out"}}},
+	})
+	mustNext(t, c, "orders", 10) // uses the block up: the fetch of 11…20 is applied, and fails
+	if err := f.WaitEntered(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	served := int64(10)
+	for attempt := 0; ; attempt++ {
+		v, err := c.Next(ctx, "orders")
+		if err == nil {
+			if v != 21 {
+				t.Fatalf("Next after the failed fetch = %d, want 21 (11…20 are lost)", v)
+			}
+			served++
+			break
+		}
+		if !errors.Is(err, counters.ErrUnavailable) || attempt == 2 {
+			t.Fatalf("Next after the failed fetch: %v", err)
+		}
+	}
+	if err := c.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	s, err := c.Current(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := seqd.BlockCounts{Reserved: 30, Served: served, Returned: 9}
+	if s.Blocks != want || s.Value != 21 {
+		t.Errorf("after Close: value %d, counts %+v; want value 21, counts %+v (10 unaccounted: the lost block)", s.Value, s.Blocks, want)
+	}
+}
+
 // loadCached runs goroutines callers of Next on name in each Counter, each
 // making perGoroutine calls, or, with perGoroutine 0, calls until after returns
 // true. It records each Counter's answers, and fails the test on any error.
