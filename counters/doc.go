@@ -155,8 +155,9 @@
 // while the first block is fetched; for them the order holds from the calls that
 // start after the switch. Optimistic has no modes.
 //
-// A document whose mode is not "strict" or "cached", or whose minBlock or
-// maxBlock is not an integer from 0 to 1,000,000, is not one seqd can use:
+// A document whose mode is not "strict" or "cached", whose minBlock or
+// maxBlock is not an integer from 0 to 1,000,000, or whose reserved, served or
+// returned is not an integer (a block fetch adds to them), is not one seqd can use:
 // every call on it returns ErrInvalidCounter, and every write's filter leaves it
 // unchanged. One check is made only on reading: that minBlock ≤ maxBlock, or both
 // are 0, since the development store cannot compare two fields in a filter. A

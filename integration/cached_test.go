@@ -96,9 +96,10 @@ func TestCachedInvalidDocuments(t *testing.T) {
 		"bound-huge": {bson.D{{Key: "_id", Value: "bound-huge"}, seq, {Key: "mode", Value: "cached"}, {Key: "minBlock", Value: 1}, {Key: "maxBlock", Value: int64(1) << 40}}, `the maxBlock of "bound-huge" is a long`},
 		// A filter condition on a field matches an array holding a match: the filter
 		// must refuse arrays itself.
-		"mode-array":  {bson.D{{Key: "_id", Value: "mode-array"}, seq, {Key: "mode", Value: bson.A{"cached"}}}, `the mode of "mode-array" is of BSON type array`},
-		"seq-array":   {bson.D{{Key: "_id", Value: "seq-array"}, {Key: "seq", Value: bson.A{int64(5)}}, {Key: "mode", Value: "cached"}}, `the seq of "seq-array" is of BSON type array`},
-		"bound-array": {bson.D{{Key: "_id", Value: "bound-array"}, seq, {Key: "mode", Value: "cached"}, {Key: "minBlock", Value: bson.A{5}}, {Key: "maxBlock", Value: bson.A{10}}}, `the minBlock of "bound-array" is of BSON type array`},
+		"mode-array":   {bson.D{{Key: "_id", Value: "mode-array"}, seq, {Key: "mode", Value: bson.A{"cached"}}}, `the mode of "mode-array" is of BSON type array`},
+		"seq-array":    {bson.D{{Key: "_id", Value: "seq-array"}, {Key: "seq", Value: bson.A{int64(5)}}, {Key: "mode", Value: "cached"}}, `the seq of "seq-array" is of BSON type array`},
+		"count-string": {bson.D{{Key: "_id", Value: "count-string"}, seq, {Key: "mode", Value: "cached"}, {Key: "reserved", Value: "many"}}, `the reserved of "count-string" is a string "many"`},
+		"bound-array":  {bson.D{{Key: "_id", Value: "bound-array"}, seq, {Key: "mode", Value: "cached"}, {Key: "minBlock", Value: bson.A{5}}, {Key: "maxBlock", Value: bson.A{10}}}, `the minBlock of "bound-array" is of BSON type array`},
 	}
 	for _, b := range bad {
 		if _, err := coll.InsertOne(ctx, b.doc); err != nil {
