@@ -325,6 +325,47 @@ func TestCachedSwitchOrder(t *testing.T) {
 	}
 }
 
+// The same with callers who write alone (NoCoalesce): nothing queues the block
+// fetch behind the held strict write, which lands above the first block. Its
+// caller must not get that value, or a later caller of the same Counter, served
+// from the block, would get a smaller one.
+func TestCachedSwitchOrderAlone(t *testing.T) {
+	be.RequireFailCommand(t)
+	ctx := testContext(t)
+	db := be.Database(t)
+	c := counters.NewCounter(db, counters.Options{NoCoalesce: true})
+	t.Cleanup(func() { c.Close(context.Background()) })
+	mustNext(t, c, "orders", 1)
+
+	f := be.FailCommand(t, bson.D{{Key: "times", Value: 1}}, bson.D{
+		{Key: "failCommands", Value: bson.A{"findAndModify"}},
+		{Key: "namespace", Value: db.Name() + "." + counters.CounterCollection},
+		{Key: "blockConnection", Value: true},
+		{Key: "blockTimeMS", Value: 300},
+	})
+	type answer struct {
+		v   int64
+		err error
+	}
+	strict := make(chan answer, 1)
+	go func() { v, err := c.Next(ctx, "orders"); strict <- answer{v, err} }()
+	if err := f.WaitEntered(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	mustSetMode(t, c, "orders", seqd.ModeCached, 10, 10)
+	first, err := c.Next(ctx, "orders") // the first block, fetched while the strict write is held
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := <-strict
+	if s.err != nil || s.v == first {
+		t.Fatalf("the held strict Next: %d, %v; want a value other than the first cached one, %d", s.v, s.err, first)
+	}
+	if v, err := c.Next(ctx, "orders"); err != nil || v <= s.v {
+		t.Errorf("Next after the strict Next returned %d: %d, %v; want a larger value", s.v, v, err)
+	}
+}
+
 // Near the end a block fetch reserves what is left, and then the cached name is
 // exhausted like a strict one.
 func TestCachedExhaustion(t *testing.T) {
