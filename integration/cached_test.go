@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/seqd/seqd"
 	"github.com/seqd/seqd/blocks"
@@ -293,23 +294,8 @@ func TestCachedSwitchOrder(t *testing.T) {
 	db := be.Database(t)
 	c := counters.NewCounter(db, counters.Options{})
 	t.Cleanup(func() { c.Close(context.Background()) })
-	mustNext(t, c, "orders", 1)
-
-	f := be.FailCommand(t, bson.D{{Key: "times", Value: 1}}, bson.D{
-		{Key: "failCommands", Value: bson.A{"findAndModify"}},
-		{Key: "namespace", Value: db.Name() + "." + counters.CounterCollection},
-		{Key: "blockConnection", Value: true},
-		{Key: "blockTimeMS", Value: 300},
-	})
-	type answer struct {
-		v   int64
-		err error
-	}
-	strict, cached := make(chan answer, 1), make(chan answer, 1)
-	go func() { v, err := c.Next(ctx, "orders"); strict <- answer{v, err} }()
-	if err := f.WaitEntered(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
+	strict := heldStrictNext(t, ctx, c, db)
+	cached := make(chan answer, 1)
 	mustSetMode(t, c, "orders", seqd.ModeCached, 10, 10)
 	go func() { v, err := c.Next(ctx, "orders"); cached <- answer{v, err} }()
 
@@ -335,23 +321,7 @@ func TestCachedSwitchOrderAlone(t *testing.T) {
 	db := be.Database(t)
 	c := counters.NewCounter(db, counters.Options{NoCoalesce: true})
 	t.Cleanup(func() { c.Close(context.Background()) })
-	mustNext(t, c, "orders", 1)
-
-	f := be.FailCommand(t, bson.D{{Key: "times", Value: 1}}, bson.D{
-		{Key: "failCommands", Value: bson.A{"findAndModify"}},
-		{Key: "namespace", Value: db.Name() + "." + counters.CounterCollection},
-		{Key: "blockConnection", Value: true},
-		{Key: "blockTimeMS", Value: 300},
-	})
-	type answer struct {
-		v   int64
-		err error
-	}
-	strict := make(chan answer, 1)
-	go func() { v, err := c.Next(ctx, "orders"); strict <- answer{v, err} }()
-	if err := f.WaitEntered(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
+	strict := heldStrictNext(t, ctx, c, db)
 	mustSetMode(t, c, "orders", seqd.ModeCached, 10, 10)
 	first, err := c.Next(ctx, "orders") // the first block, fetched while the strict write is held
 	if err != nil {
@@ -364,6 +334,32 @@ func TestCachedSwitchOrderAlone(t *testing.T) {
 	if v, err := c.Next(ctx, "orders"); err != nil || v <= s.v {
 		t.Errorf("Next after the strict Next returned %d: %d, %v; want a larger value", s.v, v, err)
 	}
+}
+
+// answer is what one Next returned.
+type answer struct {
+	v   int64
+	err error
+}
+
+// heldStrictNext makes c's first Next of "orders", then starts a second whose
+// write the store holds for 300ms, and returns once the store holds it. The
+// answer comes on the channel.
+func heldStrictNext(t *testing.T, ctx context.Context, c *counters.Counter, db *mongo.Database) <-chan answer {
+	t.Helper()
+	mustNext(t, c, "orders", 1)
+	f := be.FailCommand(t, bson.D{{Key: "times", Value: 1}}, bson.D{
+		{Key: "failCommands", Value: bson.A{"findAndModify"}},
+		{Key: "namespace", Value: db.Name() + "." + counters.CounterCollection},
+		{Key: "blockConnection", Value: true},
+		{Key: "blockTimeMS", Value: 300},
+	})
+	strict := make(chan answer, 1)
+	go func() { v, err := c.Next(ctx, "orders"); strict <- answer{v, err} }()
+	if err := f.WaitEntered(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	return strict
 }
 
 // Near the end a block fetch reserves what is left, and then the cached name is
