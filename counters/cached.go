@@ -102,16 +102,18 @@ func (k *cache) lookup(name string) *cachedName {
 }
 
 // learn makes this Counter serve name from blocks, with the bounds of s, unless
-// it already does or is closed. A strict write that finds the name cached calls
-// it. The first block fetch queues behind the strict writes already queued, so
-// no strict value of this Counter lands above a block it serves from.
-func (k *cache) learn(c *Counter, name string, s counterState) {
+// it already does or is closed, and reports whether it did. A strict write that
+// finds the name cached calls it. The first block fetch queues behind the strict
+// writes already queued, so no strict value of this Counter lands above a block
+// it serves from.
+func (k *cache) learn(c *Counter, name string, s counterState) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closed || k.names[name] != nil {
-		return
+		return false
 	}
 	k.add(c, name, s.minBlock, s.maxBlock)
+	return true
 }
 
 // add starts serving name from a new allocator. k.mu must be held.
@@ -175,6 +177,13 @@ func (c *Counter) reserveBlock(ctx context.Context, e *cachedName, n int64) (fir
 			e.reported += served
 			e.mu.Unlock()
 			return s.seq - n + 1, n, nil
+		}
+		if writeConcernFailed(err) {
+			// The write ran, only its confirmation failed: its report of served
+			// is in, and sent again it would count twice. Its block is lost.
+			e.mu.Lock()
+			e.reported += served
+			e.mu.Unlock()
 		}
 		if !errors.Is(err, mongo.ErrNoDocuments) {
 			return 0, 0, err

@@ -94,6 +94,9 @@ func TestParseCounter(t *testing.T) {
 		{"bound too large", bson.D{id, seq, {Key: "minBlock", Value: 1}, {Key: "maxBlock", Value: int64(seqd.MaxCount + 1)}}, `the maxBlock of "s" is a long 1000001`},
 		{"negative bound", bson.D{id, seq, {Key: "minBlock", Value: -1}, {Key: "maxBlock", Value: 20}}, `the minBlock of "s" is an int -1`},
 		{"min above max", bson.D{id, seq, {Key: "minBlock", Value: 30}, {Key: "maxBlock", Value: 20}}, `the block bounds of "s" are 30 and 20`},
+		{"mode an array", bson.D{id, seq, {Key: "mode", Value: bson.A{"cached"}}}, `the mode of "s" is of BSON type array`},
+		{"count a string", bson.D{id, seq, {Key: "served", Value: "x"}}, `the served of "s" is a string "x", want an integer`},
+		{"count a double", bson.D{id, seq, {Key: "returned", Value: 2.5}}, `the returned of "s" is a double 2.5`},
 		{"one bound only", bson.D{id, seq, {Key: "minBlock", Value: 30}}, `the block bounds of "s" are 30 and 0`},
 	} {
 		_, err := parseCounter("s", doc(tc.doc))

@@ -126,10 +126,16 @@ func (c *coalescer) solo(ctx context.Context, name string, n int64, write reserv
 	return c.join(ctx, name, &waiter{ctx: ctx, n: n, solo: write, done: make(chan outcome, 1)})
 }
 
+// writesAlone reports whether a call on ctx makes its write alone, at once,
+// outside the name's queue.
+func (c *coalescer) writesAlone(ctx context.Context) bool {
+	return c.off || mongo.SessionFromContext(ctx) != nil
+}
+
 // join queues w for name and waits for its outcome.
 func (c *coalescer) join(ctx context.Context, name string, w *waiter) (Range, error) {
 	n := w.n
-	if c.off || mongo.SessionFromContext(ctx) != nil {
+	if c.writesAlone(ctx) {
 		first, count, err := c.writer(w)(ctx, name, n, builder([]*waiter{w}))
 		return c.single(w, first, count, err)
 	}

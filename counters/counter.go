@@ -85,12 +85,12 @@ func (c *Counter) NextN(ctx context.Context, name string, n int64) (Range, error
 // name's counter and returns the new value. It retries the upsert race on a new
 // name and tells exhaustion apart from that race; see the package comment. The
 // document it returns shows the name's mode: once it says cached, this Counter
-// serves the name from blocks.
-func (c *Counter) reserve(ctx context.Context, name string, n int64) (int64, error) {
+// serves the name from blocks; learned is true if this write made it do so.
+func (c *Counter) reserve(ctx context.Context, name string, n int64) (last int64, learned bool, err error) {
 	filter := counterFilter(name, math.MaxInt64-n)
 	update := bson.D{{Key: "$inc", Value: bson.D{{Key: fieldSeq, Value: n}}}}
 	var doc bson.Raw
-	err := c.retry.do(ctx, func() (bool, error) {
+	err = c.retry.do(ctx, func() (bool, error) {
 		var err error
 		doc, err = c.coll.FindOneAndUpdate(ctx, filter, update, reserveOptions).Raw()
 		if !mongo.IsDuplicateKeyError(err) {
@@ -109,16 +109,16 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (int64, err
 		return true, nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	s, err := parseCounter(name, doc)
 	if err != nil {
-		return 0, err // bounds that fail the one check the filter cannot make: see counterFilter
+		return 0, false, err // bounds that fail the one check the filter cannot make: see counterFilter
 	}
 	if s.mode == seqd.ModeCached {
-		c.cache.learn(c, name, s)
+		learned = c.cache.learn(c, name, s)
 	}
-	return s.seq, nil
+	return s.seq, learned, nil
 }
 
 // reserveBatch is reserve as the coalescer calls it. A counter always gets all n.
@@ -126,11 +126,19 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (int64, err
 // If name is served from blocks by now, it writes nothing and sends the callers
 // to the blocks: their write comes after the name's first block fetch, so its
 // values would lie above a block this Counter is still serving from.
+//
+// A write made alone (NoCoalesce, or in a session) is not queued before that
+// fetch: if the name came to be served from blocks while it was in flight, and
+// not by this write's own answer, its values may lie above the first block. They
+// become a gap, and the callers are sent to the blocks.
 func (c *Counter) reserveBatch(ctx context.Context, name string, n int64, _ func(int, int64) any) (first, count int64, err error) {
 	if c.cache.lookup(name) != nil {
 		return 0, 0, errUseBlocks
 	}
-	last, err := c.reserve(ctx, name, n)
+	last, learned, err := c.reserve(ctx, name, n)
+	if err == nil && !learned && c.coalescer.writesAlone(ctx) && c.cache.lookup(name) != nil {
+		return 0, 0, errUseBlocks
+	}
 	return last - n + 1, n, err
 }
 

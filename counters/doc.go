@@ -150,13 +150,16 @@
 // queue like any write, after the strict writes queued before it, and a strict
 // batch whose turn comes once the name is served from blocks writes nothing: its
 // callers are served from the blocks. Leaving cached mode, the allocator stops
-// serving before any caller writes in strict mode. Only callers who write alone
-// (Options.NoCoalesce, or inside a session) can have a strict write in flight
-// while the first block is fetched; for them the order holds from the calls that
-// start after the switch. Optimistic has no modes.
+// serving before any caller writes in strict mode. Callers who write alone
+// (Options.NoCoalesce, or inside a session) are not queued, so their strict
+// write can be in flight while the first block is fetched: if, when it returns,
+// the name is served from blocks and not because of this write's own answer,
+// its values become a gap and its callers are served from the blocks.
+// Optimistic has no modes.
 //
-// A document whose mode is not "strict" or "cached", or whose minBlock or
-// maxBlock is not an integer from 0 to 1,000,000, is not one seqd can use:
+// A document whose mode is not "strict" or "cached", whose minBlock or
+// maxBlock is not an integer from 0 to 1,000,000, or whose reserved, served or
+// returned is not an integer (a block fetch adds to them), is not one seqd can use:
 // every call on it returns ErrInvalidCounter, and every write's filter leaves it
 // unchanged. One check is made only on reading: that minBlock ≤ maxBlock, or both
 // are 0, since the development store cannot compare two fields in a filter. A

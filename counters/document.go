@@ -43,9 +43,10 @@ func (s counterState) sequence(name string) Sequence {
 // parseCounter reads name's counter document, or returns an error wrapping
 // ErrInvalidCounter that names the sequence and says what was found: a seq that
 // is not an integer from 0 to math.MaxInt64, a mode other than "strict" or
-// "cached", or block bounds other than both 0 or 1 ≤ minBlock ≤ maxBlock ≤
-// seqd.MaxCount. The counts are read as numbers and otherwise trusted: they are
-// accounting, and a value never depends on them.
+// "cached", block bounds other than both 0 or 1 ≤ minBlock ≤ maxBlock ≤
+// seqd.MaxCount, or a count that is not an integer, which a block fetch could
+// not $inc. The counts' values are otherwise trusted: they are accounting, and
+// a value never depends on them.
 func parseCounter(name string, doc bson.Raw) (counterState, error) {
 	seq, err := counterValue(name, doc)
 	if err != nil {
@@ -70,10 +71,13 @@ func parseCounter(name string, doc bson.Raw) (counterState, error) {
 		return counterState{}, fmt.Errorf("%w: the block bounds of %q are %d and %d, want both 0 (the defaults) or 1 ≤ min ≤ max ≤ %d",
 			ErrInvalidCounter, cut(name, 40), s.minBlock, s.maxBlock, seqd.MaxCount)
 	}
-	s.blocks = seqd.BlockCounts{
-		Reserved: count(doc, fieldReserved),
-		Served:   count(doc, fieldServed),
-		Returned: count(doc, fieldReturned),
+	for _, c := range []struct {
+		field string
+		n     *int64
+	}{{fieldReserved, &s.blocks.Reserved}, {fieldServed, &s.blocks.Served}, {fieldReturned, &s.blocks.Returned}} {
+		if *c.n, err = count(name, doc, c.field); err != nil {
+			return counterState{}, err
+		}
 	}
 	return s, nil
 }
@@ -93,10 +97,18 @@ func blockBound(name string, doc bson.Raw, field string) (int64, error) {
 		ErrInvalidCounter, field, cut(name, 40), bsonTypeName(v.Type), valueText(v), seqd.MaxCount)
 }
 
-// count reads one of the block counts; absent or not a number is 0.
-func count(doc bson.Raw, field string) int64 {
-	n, _ := doc.Lookup(field).AsInt64OK()
-	return n
+// count reads one of the block counts: absent is 0.
+func count(name string, doc bson.Raw, field string) (int64, error) {
+	v, err := doc.LookupErr(field)
+	if err != nil {
+		return 0, nil
+	}
+	if v.Type == bson.TypeInt32 || v.Type == bson.TypeInt64 {
+		n, _ := v.AsInt64OK()
+		return n, nil
+	}
+	return 0, fmt.Errorf("%w: the %s of %q is %s %s, want an integer",
+		ErrInvalidCounter, field, cut(name, 40), bsonTypeName(v.Type), valueText(v))
 }
 
 // counterFilter matches name's counter document if its seq is a counter seqd can
@@ -121,10 +133,14 @@ func counterFilter(name string, max int64, more ...bson.D) bson.D {
 			{Key: "$type", Value: bson.A{"int", "long"}},
 			{Key: "$gte", Value: int64(0)},
 			{Key: "$lte", Value: max},
+			notArray,
 		}}},
-		absentOr(fieldMode, bson.D{{Key: "$in", Value: bson.A{string(seqd.ModeStrict), string(seqd.ModeCached)}}}),
+		absentOr(fieldMode, bson.D{{Key: "$in", Value: bson.A{string(seqd.ModeStrict), string(seqd.ModeCached)}}, notArray}),
 		absentOr(fieldMinBlock, boundCondition),
 		absentOr(fieldMaxBlock, boundCondition),
+		absentOr(fieldReserved, countCondition),
+		absentOr(fieldServed, countCondition),
+		absentOr(fieldReturned, countCondition),
 	}
 	for _, m := range more {
 		and = append(and, m)
@@ -137,7 +153,17 @@ var boundCondition = bson.D{
 	{Key: "$type", Value: bson.A{"int", "long"}},
 	{Key: "$gte", Value: int64(0)},
 	{Key: "$lte", Value: int64(seqd.MaxCount)},
+	notArray,
 }
+
+// countCondition matches a block count seqd can $inc.
+var countCondition = bson.D{{Key: "$type", Value: bson.A{"int", "long"}}, notArray}
+
+// notArray keeps a field's other conditions from matching an array: a query
+// condition on a field matches an array that holds one matching element, so
+// without it {mode: ["cached"]} would pass for "cached", and a write would
+// change a document that parseCounter then refuses.
+var notArray = bson.E{Key: "$not", Value: bson.D{{Key: "$type", Value: "array"}}}
 
 // absentOr matches a document without field, or whose field matches cond.
 func absentOr(field string, cond bson.D) bson.D {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/seqd/seqd"
 	"github.com/seqd/seqd/blocks"
@@ -94,6 +95,12 @@ func TestCachedInvalidDocuments(t *testing.T) {
 		"mode-int":   {bson.D{{Key: "_id", Value: "mode-int"}, seq, {Key: "mode", Value: 2}}, `the mode of "mode-int" is an int 2`},
 		"bound-dbl":  {bson.D{{Key: "_id", Value: "bound-dbl"}, seq, {Key: "mode", Value: "cached"}, {Key: "minBlock", Value: 1.5}, {Key: "maxBlock", Value: 9}}, `the minBlock of "bound-dbl" is a double 1.5`},
 		"bound-huge": {bson.D{{Key: "_id", Value: "bound-huge"}, seq, {Key: "mode", Value: "cached"}, {Key: "minBlock", Value: 1}, {Key: "maxBlock", Value: int64(1) << 40}}, `the maxBlock of "bound-huge" is a long`},
+		// A filter condition on a field matches an array holding a match: the filter
+		// must refuse arrays itself.
+		"mode-array":   {bson.D{{Key: "_id", Value: "mode-array"}, seq, {Key: "mode", Value: bson.A{"cached"}}}, `the mode of "mode-array" is of BSON type array`},
+		"seq-array":    {bson.D{{Key: "_id", Value: "seq-array"}, {Key: "seq", Value: bson.A{int64(5)}}, {Key: "mode", Value: "cached"}}, `the seq of "seq-array" is of BSON type array`},
+		"count-string": {bson.D{{Key: "_id", Value: "count-string"}, seq, {Key: "mode", Value: "cached"}, {Key: "reserved", Value: "many"}}, `the reserved of "count-string" is a string "many"`},
+		"bound-array":  {bson.D{{Key: "_id", Value: "bound-array"}, seq, {Key: "mode", Value: "cached"}, {Key: "minBlock", Value: bson.A{5}}, {Key: "maxBlock", Value: bson.A{10}}}, `the minBlock of "bound-array" is of BSON type array`},
 	}
 	for _, b := range bad {
 		if _, err := coll.InsertOne(ctx, b.doc); err != nil {
@@ -287,23 +294,8 @@ func TestCachedSwitchOrder(t *testing.T) {
 	db := be.Database(t)
 	c := counters.NewCounter(db, counters.Options{})
 	t.Cleanup(func() { c.Close(context.Background()) })
-	mustNext(t, c, "orders", 1)
-
-	f := be.FailCommand(t, bson.D{{Key: "times", Value: 1}}, bson.D{
-		{Key: "failCommands", Value: bson.A{"findAndModify"}},
-		{Key: "namespace", Value: db.Name() + "." + counters.CounterCollection},
-		{Key: "blockConnection", Value: true},
-		{Key: "blockTimeMS", Value: 300},
-	})
-	type answer struct {
-		v   int64
-		err error
-	}
-	strict, cached := make(chan answer, 1), make(chan answer, 1)
-	go func() { v, err := c.Next(ctx, "orders"); strict <- answer{v, err} }()
-	if err := f.WaitEntered(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
+	strict := heldStrictNext(t, ctx, c, db)
+	cached := make(chan answer, 1)
 	mustSetMode(t, c, "orders", seqd.ModeCached, 10, 10)
 	go func() { v, err := c.Next(ctx, "orders"); cached <- answer{v, err} }()
 
@@ -317,6 +309,57 @@ func TestCachedSwitchOrder(t *testing.T) {
 	if b := <-cached; b.err != nil || b.v <= s.v {
 		t.Errorf("the first cached Next: %d, %v; want a value above the strict write's %d", b.v, b.err, s.v)
 	}
+}
+
+// The same with callers who write alone (NoCoalesce): nothing queues the block
+// fetch behind the held strict write, which lands above the first block. Its
+// caller must not get that value, or a later caller of the same Counter, served
+// from the block, would get a smaller one.
+func TestCachedSwitchOrderAlone(t *testing.T) {
+	be.RequireFailCommand(t)
+	ctx := testContext(t)
+	db := be.Database(t)
+	c := counters.NewCounter(db, counters.Options{NoCoalesce: true})
+	t.Cleanup(func() { c.Close(context.Background()) })
+	strict := heldStrictNext(t, ctx, c, db)
+	mustSetMode(t, c, "orders", seqd.ModeCached, 10, 10)
+	first, err := c.Next(ctx, "orders") // the first block, fetched while the strict write is held
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := <-strict
+	if s.err != nil || s.v == first {
+		t.Fatalf("the held strict Next: %d, %v; want a value other than the first cached one, %d", s.v, s.err, first)
+	}
+	if v, err := c.Next(ctx, "orders"); err != nil || v <= s.v {
+		t.Errorf("Next after the strict Next returned %d: %d, %v; want a larger value", s.v, v, err)
+	}
+}
+
+// answer is what one Next returned.
+type answer struct {
+	v   int64
+	err error
+}
+
+// heldStrictNext makes c's first Next of "orders", then starts a second whose
+// write the store holds for 300ms, and returns once the store holds it. The
+// answer comes on the channel.
+func heldStrictNext(t *testing.T, ctx context.Context, c *counters.Counter, db *mongo.Database) <-chan answer {
+	t.Helper()
+	mustNext(t, c, "orders", 1)
+	f := be.FailCommand(t, bson.D{{Key: "times", Value: 1}}, bson.D{
+		{Key: "failCommands", Value: bson.A{"findAndModify"}},
+		{Key: "namespace", Value: db.Name() + "." + counters.CounterCollection},
+		{Key: "blockConnection", Value: true},
+		{Key: "blockTimeMS", Value: 300},
+	})
+	strict := make(chan answer, 1)
+	go func() { v, err := c.Next(ctx, "orders"); strict <- answer{v, err} }()
+	if err := f.WaitEntered(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	return strict
 }
 
 // Near the end a block fetch reserves what is left, and then the cached name is
@@ -438,6 +481,58 @@ func TestCachedStoreDown(t *testing.T) {
 	}
 	if err := f.Off(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A block fetch that the store applied but answered with a write concern error
+// reported what the instance had served: the next report must not count it
+// again. The store's served count stays what the callers got, and the lost block
+// shows as unaccounted.
+func TestCachedServedReportedOnce(t *testing.T) {
+	be.RequireFailCommand(t)
+	ctx := testContext(t)
+	db := be.Database(t)
+	// The next block is fetched when the current one is used up; a failed fetch
+	// leaves no cooldown, so the next caller fetches again.
+	c := counters.NewCounter(db, counters.Options{Blocks: blocks.Options{Prefetch: 1, Cooldown: time.Nanosecond}})
+	t.Cleanup(func() { c.Close(context.Background()) })
+	mustSetMode(t, c, "orders", seqd.ModeCached, 10, 10)
+	for want := int64(1); want <= 9; want++ {
+		mustNext(t, c, "orders", want)
+	}
+	f := be.FailCommand(t, bson.D{{Key: "times", Value: 1}}, bson.D{
+		{Key: "failCommands", Value: bson.A{"findAndModify"}},
+		{Key: "namespace", Value: db.Name() + "." + counters.CounterCollection},
+		{Key: "writeConcernError", Value: bson.D{{Key: "code", Value: 64}, {Key: "errmsg", Value: "waiting for replication timed out"}}},
+	})
+	mustNext(t, c, "orders", 10) // uses the block up: the fetch of 11…20 is applied, and fails
+	if err := f.WaitEntered(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	served := int64(10)
+	for attempt := 0; ; attempt++ {
+		v, err := c.Next(ctx, "orders")
+		if err == nil {
+			if v != 21 {
+				t.Fatalf("Next after the failed fetch = %d, want 21 (11…20 are lost)", v)
+			}
+			served++
+			break
+		}
+		if !errors.Is(err, counters.ErrUnavailable) || attempt == 2 {
+			t.Fatalf("Next after the failed fetch: %v", err)
+		}
+	}
+	if err := c.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	s, err := c.Current(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := seqd.BlockCounts{Reserved: 30, Served: served, Returned: 9}
+	if s.Blocks != want || s.Value != 21 {
+		t.Errorf("after Close: value %d, counts %+v; want value 21, counts %+v (10 unaccounted: the lost block)", s.Value, s.Blocks, want)
 	}
 }
 

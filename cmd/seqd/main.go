@@ -209,6 +209,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	db := client.Database(cfg.db)
 	opts := counters.Options{NoCoalesce: cfg.noCoalesce, Observer: metrics, ModeRefresh: cfg.modeRefresh}
 	counter, optimistic := counters.NewCounter(db, opts), counters.NewOptimistic(db, opts)
+	// However run ends, once no request is served any more (and before the client
+	// disconnects), give back the unused rest of cached sequences' blocks, so that
+	// the next values follow the last ones handed out. It has its own deadline: a
+	// shutdown that ran out of time must not cost the give-back.
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+		defer cancel()
+		if err := counter.Close(cctx); err != nil {
+			log.Warn("giving back cached blocks", "err", err)
+		}
+	}()
 	handler, err := httpapi.New(httpapi.Config{
 		Sequencers: sequencers(counter, optimistic, cfg.strategy),
 		Ping:       func(ctx context.Context) error { return client.Ping(ctx, readpref.Primary()) },
@@ -259,20 +270,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	log.Info("shutting down", "grace", cfg.shutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer cancel()
-	err = srv.Shutdown(sctx)
-	if err != nil {
+	if err := srv.Shutdown(sctx); err != nil {
 		srv.Close()
-		err = fmt.Errorf("shutdown: %w", err)
+		return fmt.Errorf("shutdown: %w", err)
 	}
 	<-served
-	// No request is served any more: give back the unused rest of the blocks of
-	// cached sequences, so that the next values follow the last ones handed out.
-	if cerr := counter.Close(sctx); cerr != nil {
-		log.Warn("giving back cached blocks", "err", cerr)
-	}
-	if err != nil {
-		return err
-	}
 	log.Info("stopped")
 	return nil
 }
