@@ -30,6 +30,16 @@ func TestMain(m *testing.M) {
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Println("listening on 127.0.0.1:4243")
 		time.Sleep(time.Hour) // until killed; a bare select{} would end as a deadlock
+	case "busy": // does some work (a fixed amount, whatever else runs) before it serves as "serve"
+		x := 0
+		for i := range 300_000_000 {
+			x += i ^ x>>3
+		}
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		fmt.Println("worked", x%2, "\nlistening on 127.0.0.1:4244")
+		<-term
+		os.Exit(0)
 	case "fail":
 		fmt.Fprintln(os.Stderr, "cannot listen")
 		os.Exit(3)
@@ -182,5 +192,23 @@ func TestBuildNestedModule(t *testing.T) {
 func TestShellJoin(t *testing.T) {
 	if got := ShellJoin([]string{"test", "-run", "^$", "-bench", ".", "it's", ""}); got != `test -run '^$' -bench . 'it'\''s' ''` {
 		t.Errorf("ShellJoin: %s", got)
+	}
+}
+
+func TestCPUTime(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := Start(ctx, child(t, "busy"), ListeningOn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used := p.CPUTime(); used < 50*time.Millisecond {
+		t.Errorf("CPUTime of a child that worked for a while: %v", used)
+	}
+	if err := p.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if used := p.CPUTime(); used != 0 {
+		t.Errorf("CPUTime after the exit: %v, want 0", used)
 	}
 }
