@@ -119,6 +119,7 @@ after another was answered must receive larger values.
   seqload -addr localhost:8080 -c 16 -d 10s
   seqload -target seq -name orders -count 100 -strategy counter -expect-contiguous -n 10000
   seqload -addr http://a:8080,http://b:8080 -target oid -count 1000 -json
+  seqload -target seq -name orders -mode cached -admin-token "$ADMIN" -client-cache -c 8 -d 10s
 
 flags:
 `)

@@ -38,6 +38,7 @@
 //	seqload -count 1000 -layout legacy -n 5000
 //	seqload -target seq -name orders -strategy counter -count 100 -expect-contiguous -d 30s
 //	seqload -addr http://a:8080,http://b:8080 -c 32 -json | jq .values_per_s
+//	seqload -target seq -name orders -mode cached -admin-token "$ADMIN" -client-cache -c 8 -d 10s
 //
 // Clients are given addresses round-robin: with -addr a,b client 0 talks to a, client 1 to
 // b, client 2 to a, and so on; every address needs one client at least.
