@@ -415,6 +415,10 @@ func cachedStoreDown(t *testing.T, fault bson.D) {
 		if got := value(r); got != v {
 			t.Fatalf("store failing, value %d of the %d held: %d, want %d", i+1, len(want), got, v)
 		}
+		if latency > failpointTimeout+failpointMargin {
+			t.Errorf("store failing, value %d of the %d held: 200 after %v, want it within SEQD_TIMEOUT=%v plus %v",
+				i+1, len(want), latency, failpointTimeout, failpointMargin)
+		}
 	}
 	const failing = 5
 	var slowest time.Duration
