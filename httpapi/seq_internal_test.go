@@ -1,0 +1,39 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/seqd/seqd/counters"
+)
+
+// TestAppendNextIsEncodingJSON: the hand-written answer of /seq/{name}/next is, byte
+// for byte, what c.JSON wrote before it.
+func TestAppendNextIsEncodingJSON(t *testing.T) {
+	type nextResponse struct {
+		Name     string `json:"name"`
+		Value    int64  `json:"value"`
+		First    int64  `json:"first"`
+		Count    int64  `json:"count"`
+		Strategy string `json:"strategy"`
+	}
+	for _, tc := range []struct {
+		name     string
+		r        counters.Range
+		strategy string
+	}{
+		{"a", counters.Range{First: 1, Last: 1}, counters.StrategyCounter},
+		{"orders.2026-11_eu", counters.Range{First: 1005, Last: 1006}, counters.StrategyOptimistic},
+		{"Z9", counters.Range{First: math.MaxInt64 - 999_999, Last: math.MaxInt64}, counters.StrategyCounter},
+	} {
+		var want bytes.Buffer
+		if err := json.NewEncoder(&want).Encode(nextResponse{tc.name, tc.r.Last, tc.r.First, tc.r.Count(), tc.strategy}); err != nil {
+			t.Fatal(err)
+		}
+		if got := appendNext(nil, tc.name, tc.r, tc.strategy); !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("appendNext = %s, want %s", got, want.Bytes())
+		}
+	}
+}
