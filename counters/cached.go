@@ -157,6 +157,8 @@ const maxFetchAttempts = 3
 // of the coalescer, so it is ordered with the name's strict writes in this
 // Counter. Near the sequence's end it reserves fewer than n, at least one.
 func (c *Counter) reserveBlock(ctx context.Context, e *cachedName, n int64) (first, count int64, err error) {
+	start := time.Now()
+	defer func() { c.observer.Block(count, time.Since(start), err) }()
 	served := e.unreported()
 	cached := bson.D{{Key: fieldMode, Value: string(seqd.ModeCached)}}
 	for attempt := 1; ; attempt++ {

@@ -21,6 +21,7 @@ type Counter struct {
 	retry     retrier
 	coalescer *coalescer
 	cache     cache // cached mode's allocators; see cached.go
+	observer  Observer
 }
 
 var _ Sequencer = (*Counter)(nil)
@@ -35,6 +36,7 @@ func NewCounter(db *mongo.Database, opts Options) *Counter {
 		retry: opts.retrier(StrategyCounter),
 	}
 	c.coalescer = newCoalescer(c.reserveBatch, opts.Observer.Batch, opts)
+	c.observer = opts.Observer
 	c.cache.init(opts)
 	return c
 }

@@ -36,6 +36,9 @@ type Observer interface {
 	// Batch is called for every successful Counter write with the number of
 	// Next/NextN calls it served.
 	Batch(callers int)
+	// Block is called for every block fetch of a cached sequence, with the values
+	// it reserved (0 when it failed), how long it took, and its error.
+	Block(values int64, took time.Duration, err error)
 }
 
 // Options configure either strategy; every field applies to both. The zero value
@@ -121,3 +124,5 @@ type nopObserver struct{}
 
 func (nopObserver) Retry(string) {}
 func (nopObserver) Batch(int)    {}
+
+func (nopObserver) Block(int64, time.Duration, error) {}

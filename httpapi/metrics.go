@@ -26,6 +26,9 @@ type Metrics struct {
 	retries       *prometheus.CounterVec
 	batchCallers  prometheus.Histogram
 	backendErrors *prometheus.CounterVec
+	blockFetches  *prometheus.CounterVec // by result: ok or error
+	blockValues   prometheus.Counter
+	blockLatency  prometheus.Histogram
 	httpRequests  *prometheus.CounterVec
 	httpDuration  *prometheus.HistogramVec
 	routes        sync.Map // routeKey → routeMetrics, the series of each route and status seen
@@ -96,6 +99,21 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Help: "Requests that failed on the server side (backend down, contention, internal), by error code.",
 		}, []string{"code"}),
 	}
+	m.blockFetches = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "seqd", Name: "block_fetches_total",
+		Help: "Block fetches of cached sequences, by result (ok or error).",
+	}, []string{"result"})
+	m.blockValues = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "seqd", Name: "block_values_reserved_total",
+		Help: "Values reserved in blocks for cached sequences.",
+	})
+	m.blockLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "seqd", Name: "block_fetch_duration_seconds",
+		Help: "How long block fetches of cached sequences took.", Buckets: prometheus.DefBuckets,
+	})
+	m.blockFetches.WithLabelValues("ok")
+	m.blockFetches.WithLabelValues("error")
+	reg.MustRegister(m.blockFetches, m.blockValues, m.blockLatency)
 	m.oidsSpec = m.oidsIssued.WithLabelValues("spec")
 	m.oidsLegacy = m.oidsIssued.WithLabelValues("legacy")
 	// Create the known series up front so that a scrape shows every metric, at 0,
@@ -144,6 +162,17 @@ func (m *Metrics) valueIssued(strategy string, n int64) {
 
 // Retry implements counters.Observer.
 func (m *Metrics) Retry(strategy string) { m.retries.WithLabelValues(strategy).Inc() }
+
+// Block implements counters.Observer.
+func (m *Metrics) Block(values int64, took time.Duration, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.blockFetches.WithLabelValues(result).Inc()
+	m.blockValues.Add(float64(values))
+	m.blockLatency.Observe(took.Seconds())
+}
 
 // Batch implements counters.Observer.
 func (m *Metrics) Batch(callers int) { m.batchCallers.Observe(float64(callers)) }

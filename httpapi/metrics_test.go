@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"mime"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -128,6 +130,10 @@ func TestMetricsBeforeTraffic(t *testing.T) {
 		{"seqd_duplicate_key_retries_total", map[string]string{"strategy": "counter"}},
 		{"seqd_duplicate_key_retries_total", map[string]string{"strategy": "optimistic"}},
 		{"seqd_coalesced_batch_callers_count", nil},
+		{"seqd_block_fetches_total", map[string]string{"result": "ok"}},
+		{"seqd_block_fetches_total", map[string]string{"result": "error"}},
+		{"seqd_block_values_reserved_total", nil},
+		{"seqd_block_fetch_duration_seconds_count", nil},
 		{"seqd_backend_errors_total", map[string]string{"code": "unavailable"}},
 		{"seqd_backend_errors_total", map[string]string{"code": "contention"}},
 		{"seqd_backend_errors_total", map[string]string{"code": "internal"}},
@@ -163,6 +169,9 @@ func TestMetrics(t *testing.T) {
 	s.metrics.Retry(counters.StrategyOptimistic)
 	s.metrics.Retry(counters.StrategyOptimistic)
 	s.metrics.Batch(3)
+	s.metrics.Block(200, 2*time.Millisecond, nil)
+	s.metrics.Block(400, 3*time.Millisecond, nil)
+	s.metrics.Block(0, 500*time.Millisecond, errors.New("down"))
 
 	samples := scrape(t, s)
 	wantValue(t, samples, "seqd_oids_issued_total", map[string]string{"layout": "spec"}, 8)
@@ -173,6 +182,10 @@ func TestMetrics(t *testing.T) {
 	wantValue(t, samples, "seqd_duplicate_key_retries_total", map[string]string{"strategy": "counter"}, 0)
 	wantValue(t, samples, "seqd_coalesced_batch_callers_count", nil, 1)
 	wantValue(t, samples, "seqd_coalesced_batch_callers_sum", nil, 3)
+	wantValue(t, samples, "seqd_block_fetches_total", map[string]string{"result": "ok"}, 2)
+	wantValue(t, samples, "seqd_block_fetches_total", map[string]string{"result": "error"}, 1)
+	wantValue(t, samples, "seqd_block_values_reserved_total", nil, 600)
+	wantValue(t, samples, "seqd_block_fetch_duration_seconds_count", nil, 3)
 	wantValue(t, samples, "seqd_backend_errors_total", map[string]string{"code": "unavailable"}, 3) // two sequencer calls and readyz
 	wantValue(t, samples, "seqd_backend_errors_total", map[string]string{"code": "contention"}, 1)
 	wantValue(t, samples, "seqd_backend_errors_total", map[string]string{"code": "internal"}, 1)

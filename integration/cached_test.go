@@ -153,7 +153,8 @@ func TestCachedTwoInstances(t *testing.T) {
 	ctx := testContext(t)
 	name := be.Database(t).Name()
 	const goroutines, perGoroutine = 32, 200
-	opts := counters.Options{Blocks: blocks.Options{MinBlock: 10, MaxBlock: 1000}}
+	obs := new(observer)
+	opts := counters.Options{Blocks: blocks.Options{MinBlock: 10, MaxBlock: 1000}, Observer: obs}
 	a := counters.NewCounter(be.NewClient(t).Database(name), opts)
 	b := counters.NewCounter(be.NewClient(t).Database(name), opts)
 	mustSetMode(t, a, "hot", seqd.ModeCached, 0, 0)
@@ -181,6 +182,10 @@ func TestCachedTwoInstances(t *testing.T) {
 	// given back, and the served count is what the callers got.
 	if s.Blocks.Served != all.Values || s.Blocks.Unaccounted() < 0 || s.Value != s.Blocks.Reserved-s.Blocks.Returned {
 		t.Errorf("after Close the counts are %+v (value %d), want %d served, value = reserved - returned", s.Blocks, s.Value, all.Values)
+	}
+	// The Observer was told of every block: what they reserved is the stored count.
+	if obs.blocks.Load() == 0 || obs.values.Load() != s.Blocks.Reserved {
+		t.Errorf("Observer saw %d blocks of %d values in all, want the %d reserved", obs.blocks.Load(), obs.values.Load(), s.Blocks.Reserved)
 	}
 	t.Logf("%s; counts %+v, value %d", all, s.Blocks, s.Value)
 }

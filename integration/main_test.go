@@ -62,6 +62,8 @@ type observer struct {
 	retries atomic.Int64
 	batches atomic.Int64
 	callers atomic.Int64
+	blocks  atomic.Int64 // block fetches that succeeded
+	values  atomic.Int64 // the values they reserved
 }
 
 func (o *observer) Retry(string) { o.retries.Add(1) }
@@ -69,6 +71,13 @@ func (o *observer) Retry(string) { o.retries.Add(1) }
 func (o *observer) Batch(callers int) {
 	o.batches.Add(1)
 	o.callers.Add(int64(callers))
+}
+
+func (o *observer) Block(values int64, _ time.Duration, err error) {
+	if err == nil {
+		o.blocks.Add(1)
+		o.values.Add(values)
+	}
 }
 
 var _ counters.Observer = (*observer)(nil)
