@@ -103,21 +103,14 @@ const MaxCount = 1_000_000
 // says what is wrong.
 func CheckMode(mode Mode, minBlock, maxBlock int64) error {
 	if mode != ModeStrict && mode != ModeCached {
-		return fmt.Errorf("%w: %q, want %q or %q", ErrInvalidMode, cut(string(mode), 40), ModeStrict, ModeCached)
+		// %.40q: the mode is the caller's input; at most its first 40 characters.
+		return fmt.Errorf("%w: %.40q, want %q or %q", ErrInvalidMode, string(mode), ModeStrict, ModeCached)
 	}
 	if (minBlock != 0 || maxBlock != 0) && (minBlock < 1 || minBlock > maxBlock || maxBlock > MaxCount) {
 		return fmt.Errorf("%w: block bounds %d and %d, want both 0 (the defaults) or 1 ≤ min ≤ max ≤ %d",
 			ErrInvalidMode, minBlock, maxBlock, MaxCount)
 	}
 	return nil
-}
-
-// cut shortens s to at most n bytes, marking the cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // ValidName reports whether name may name a sequence:

@@ -260,17 +260,8 @@ func (a *Allocator) NextN(ctx context.Context, n int64) (seqd.Range, error) {
 
 // Next returns the next value.
 func (a *Allocator) Next(ctx context.Context) (int64, error) {
-	if b := a.cur.Load(); b != nil {
-		if v, before, after, ok := b.take(1); ok {
-			if b.needsSettle(before, after) {
-				a.mu.Lock()
-				a.settle()
-				a.mu.Unlock()
-			}
-			return v, nil
-		}
-	}
-	return a.slow(ctx, 1)
+	r, err := a.NextN(ctx, 1)
+	return r.Last, err
 }
 
 // slow serves n values when the current block cannot: it moves to the next

@@ -52,18 +52,6 @@ func (k *cache) allocator(name string) (*blocks.Allocator, error) {
 	return a, nil
 }
 
-func (k *cache) next(ctx context.Context, name string) (int64, error) {
-	a, err := k.allocator(name)
-	if err != nil {
-		return 0, fmt.Errorf("client: next %q: %w", name, err)
-	}
-	v, err := a.Next(ctx)
-	if err != nil {
-		return 0, cacheError(name, err)
-	}
-	return v, nil
-}
-
 func (k *cache) nextN(ctx context.Context, name string, n int64) (seqd.Range, error) {
 	// Checked here, not left to seqd: a block request that seqd refuses would fail
 	// every caller of the name for the allocator's Cooldown.

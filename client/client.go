@@ -180,9 +180,6 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 
 // Next returns the next value of the sequence name.
 func (c *Client) Next(ctx context.Context, name string) (int64, error) {
-	if c.cache != nil {
-		return c.cache.next(ctx, name)
-	}
 	r, err := c.NextN(ctx, name, 1)
 	return r.Last, err
 }
