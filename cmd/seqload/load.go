@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -203,7 +202,7 @@ func (l *load) do(ctx context.Context, w *worker) {
 	case err != nil:
 		l.fail(w, transportKind(err), err.Error())
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		l.fail(w, strconv.Itoa(resp.StatusCode), w.addr+": "+errorMessage(body))
+		l.fail(w, strconv.Itoa(resp.StatusCode), w.addr+": "+excerpt(body))
 	default:
 		if err := l.accept(w, body, start, end); err != nil {
 			l.fail(w, kindInvalid, w.addr+": "+err.Error())
@@ -246,17 +245,8 @@ func transportKind(err error) string {
 	return "transport"
 }
 
-// errorMessage renders an error body, {"error":{"code":…,"message":…}} or anything else.
-func errorMessage(body []byte) string {
-	var e struct {
-		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(body, &e) == nil && e.Error.Code != "" {
-		return e.Error.Code + ": " + e.Error.Message
-	}
+// excerpt is the start of an answer's body, for a failure's message.
+func excerpt(body []byte) string {
 	s := strings.TrimSpace(string(body))
 	if len(s) > 200 {
 		s = s[:200] + "…"

@@ -30,7 +30,7 @@ func setMode(ctx context.Context, cfg config) error {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("-mode %s: PUT %s: %s: %s", cfg.mode, u, resp.Status, errorMessage(body))
+			return fmt.Errorf("-mode %s: PUT %s: %s: %s", cfg.mode, u, resp.Status, excerpt(body))
 		}
 	}
 	return nil

@@ -297,7 +297,7 @@ func TestRunErrorsByStatus(t *testing.T) {
 	if statuses[503] != 20 || s.Errors["503"] != 20 || s.Failed != 20 || len(s.Errors) != 1 {
 		t.Errorf("summary errors %v, fake statuses %v; want 20 × 503", s.Errors, statuses)
 	}
-	if !strings.Contains(s.ErrorSamples["503"], "unavailable: backend unavailable") {
+	if !strings.Contains(s.ErrorSamples["503"], `"code":"unavailable","message":"backend unavailable"`) {
 		t.Errorf("error sample %q", s.ErrorSamples["503"])
 	}
 }
