@@ -10,7 +10,10 @@
 // caller that gives up does not cancel a reservation others will need. At most
 // one Fetch is in flight, and only while there is no next block, so a Fetch
 // never reserves a block that would wait behind two others. Blocks are used
-// strictly in the order they were fetched.
+// strictly in the order they were fetched. A prefetch that fails is tried again
+// once half of what then remained of the current block is used, and again at
+// half the rest, and so on: the store is asked again before the block runs out,
+// as often as the traffic on it warrants, and an idle sequence asks nothing.
 //
 // # Block size (Leaf's rule)
 //
@@ -152,9 +155,9 @@ type Status struct {
 // retired (used set to size) while stale callers still hold a pointer to it.
 type block struct {
 	used       atomic.Int64
+	prefetchAt atomic.Int64 // when used reaches this, the next block is fetched
 	first      int64
 	size       int64
-	prefetchAt int64     // when used reaches this, the next block is fetched
 	since      time.Time // when it became current; under Allocator.mu
 	retired    bool      // under Allocator.mu
 }
@@ -162,7 +165,17 @@ type block struct {
 func newBlock(r seqd.Range, prefetch float64) *block {
 	size := r.Count()
 	at := int64(math.Ceil(prefetch * float64(size)))
-	return &block{first: r.First, size: size, prefetchAt: min(max(at, 1), size)}
+	b := &block{first: r.First, size: size}
+	b.prefetchAt.Store(min(max(at, 1), size))
+	return b
+}
+
+// deferPrefetch moves the prefetch point to half of what remains: a Fetch
+// cannot start now (one failed), so the next try waits for more values to be
+// used, and still comes before the block's end.
+func (b *block) deferPrefetch() {
+	u := b.used.Load()
+	b.prefetchAt.Store(min(u+max((b.size-u)/2, 1), b.size))
 }
 
 // take takes n values and returns the first and used before and after; ok is
@@ -182,7 +195,8 @@ func (b *block) take(n int64) (first, before, after int64, ok bool) {
 // needsSettle reports whether a take from before to after crossed a point
 // where the Allocator has work: the prefetch point or the block's end.
 func (b *block) needsSettle(before, after int64) bool {
-	return after == b.size || (before < b.prefetchAt && after >= b.prefetchAt)
+	at := b.prefetchAt.Load()
+	return after == b.size || (before < at && after >= at)
 }
 
 // rest is the block's unused values.
@@ -333,8 +347,11 @@ func (a *Allocator) settle() {
 			return
 		}
 	}
-	if cur.used.Load() >= cur.prefetchAt && a.next == nil && a.inFlight == nil &&
-		!(a.lastErr != nil && a.opts.Now().Before(a.errUntil)) {
+	if cur.used.Load() >= cur.prefetchAt.Load() && a.next == nil && a.inFlight == nil {
+		if a.lastErr != nil && a.opts.Now().Before(a.errUntil) {
+			cur.deferPrefetch()
+			return
+		}
 		a.start(a.size)
 	}
 }
@@ -404,6 +421,9 @@ func (a *Allocator) run(f *fetch) {
 	if err != nil {
 		f.err = err
 		a.lastErr, a.errUntil = err, ended.Add(a.opts.Cooldown)
+		if cur := a.cur.Load(); cur != nil && !cur.retired {
+			cur.deferPrefetch()
+		}
 	} else {
 		f.got = r.Count()
 		a.lastErr = nil

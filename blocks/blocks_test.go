@@ -295,6 +295,60 @@ func TestFetchErrorAndCooldown(t *testing.T) {
 	}
 }
 
+// A failed prefetch is tried again before the current block runs out: once
+// half of what remained is used, and, if that falls in the Cooldown, at half
+// the rest; a caller who takes values meanwhile is never held up.
+func TestFailedPrefetchIsTriedAgain(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	g := newGate()
+	a := blocks.New(g.Fetch, blocks.Options{MinBlock: 100, Prefetch: 0.1, Cooldown: time.Second, Now: clk.Now})
+	defer closeNow(a)
+
+	first := goNext(ctx, a)
+	g.expect(t, 100).give(1, 100)
+	wait(t, first)
+	// takeTo takes values up to last and reports whether a Fetch is in flight
+	// after each, failing the test if one started before last.
+	takeTo := func(from, last int64) bool {
+		t.Helper()
+		for want := from; want <= last; want++ {
+			if v, err := a.Next(ctx); err != nil || v != want {
+				t.Fatalf("Next = %d, %v; want %d", v, err, want)
+			}
+			if fetching := a.Status().Fetching; fetching || want == last {
+				if want < last {
+					t.Fatalf("a Fetch started at %d values used, before %d", want, last)
+				}
+				return fetching
+			}
+		}
+		return false
+	}
+	if !takeTo(2, 10) {
+		t.Fatal("no prefetch at 10 of 100 values used")
+	}
+	g.expect(t, 100).fail(errDown)
+	waitStatus(t, a, func(st blocks.Status) bool { return st.LastError != "" && !st.Fetching })
+
+	// 90 remained: the next try is at 10 + 45 = 55, but that is in the Cooldown,
+	// so it moves to 55 + 22 = 77.
+	if takeTo(11, 55) {
+		t.Fatal("a Fetch started during the Cooldown")
+	}
+	clk.Advance(time.Second)
+	if !takeTo(56, 77) {
+		t.Fatal("the failed prefetch was not tried again at 77 of 100 values used")
+	}
+	g.expect(t, 100).give(101, 200)
+	waitStatus(t, a, func(st blocks.Status) bool { return st.Next != (blocks.Block{}) })
+	for want := int64(78); want <= 101; want++ {
+		if v, err := a.Next(ctx); err != nil || v != want {
+			t.Fatalf("Next = %d, %v; want %d", v, err, want)
+		}
+	}
+}
+
 // A caller whose context ends returns its error at once; the Fetch goes on, on
 // the Allocator's context, and its block serves the next caller.
 func TestCallerContextEnds(t *testing.T) {
