@@ -31,7 +31,10 @@
 // When they do not, the rest of the current block is skipped (counted in
 // Status.Skipped, never handed out) and the values come from the next block;
 // if the next block is smaller than n, it is skipped too and a block of at
-// least n values is fetched, even above MaxBlock. If a Fetch returns fewer than
+// least n values is fetched, even above MaxBlock. A caller that starts a Fetch
+// takes its values from the fetched block before it is current, ahead of every
+// other caller, so that callers of Next cannot use up, again and again, the
+// block a large NextN waits for. If a Fetch returns fewer than
 // n values because the sequence ends, NextN fails with an error wrapping
 // seqd.ErrExhausted and the short block stays for smaller calls.
 //
@@ -214,6 +217,13 @@ type fetch struct {
 	done  chan struct{}
 	got   int64 // values returned; set before done is closed
 	err   error // set before done is closed
+
+	// claim is how many values the caller that started the Fetch takes from its
+	// block before anyone else can; 0 for a prefetch, or once the caller gave
+	// up. Under Allocator.mu.
+	claim   int64
+	claimed bool  // the claim was taken: the caller's values start at first
+	first   int64 // with claimed
 }
 
 // Allocator hands out a sequence's values from the blocks it fetches.
@@ -302,23 +312,39 @@ func (a *Allocator) slow(ctx context.Context, n int64) (int64, error) {
 			a.promote()
 			continue
 		}
-		if a.inFlight == nil {
+		f, mine := a.inFlight, false
+		if f == nil {
 			if a.lastErr != nil && a.opts.Now().Before(a.errUntil) {
 				err := a.lastErr
 				a.mu.Unlock()
 				return 0, err
 			}
-			a.start(max(a.size, n))
+			// The caller that starts a Fetch takes its values from the block
+			// first: callers of Next must not use up, again and again, the block
+			// a large NextN waits for.
+			f, mine = a.start(max(a.size, n)), true
+			f.claim = n
 		}
-		f := a.inFlight
 		a.mu.Unlock()
 		select {
 		case <-f.done:
 		case <-ctx.Done():
+			if !mine {
+				return 0, ctx.Err()
+			}
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			if f.claimed { // the values are this caller's already
+				return f.first, nil
+			}
+			f.claim = 0
 			return 0, ctx.Err()
 		}
 		a.mu.Lock()
 		switch {
+		case mine && f.claimed:
+			a.mu.Unlock()
+			return f.first, nil
 		case a.closed:
 			a.mu.Unlock()
 			return 0, ErrClosed
@@ -398,10 +424,11 @@ func (a *Allocator) promote() {
 }
 
 // start starts a Fetch of n values on a's own goroutine. a.mu is held.
-func (a *Allocator) start(n int64) {
+func (a *Allocator) start(n int64) *fetch {
 	f := &fetch{asked: n, done: make(chan struct{})}
 	a.inFlight = f
 	go a.run(f)
+	return f
 }
 
 // run calls Fetch for f and files its block as the next one.
@@ -429,7 +456,22 @@ func (a *Allocator) run(f *fetch) {
 		a.lastErr = nil
 		a.fetched += f.got
 		a.next = newBlock(r, a.opts.Prefetch)
-		if cur := a.cur.Load(); !a.closed && (cur == nil || cur.retired) {
+		cur := a.cur.Load()
+		switch {
+		case a.closed:
+		case f.claim > 0 && f.got >= f.claim:
+			// The claim is taken before the block is current, where no other
+			// caller can take from it. The current block is retired first: a
+			// caller that starts after this one has returned must not get a
+			// value from it.
+			a.next.used.Store(f.claim)
+			f.claimed, f.first = true, r.First
+			if cur != nil && !cur.retired {
+				a.retire(cur, true)
+			}
+			a.promote()
+			a.settle()
+		case cur == nil || cur.retired:
 			a.promote()
 		}
 	}

@@ -349,6 +349,60 @@ func TestFailedPrefetchIsTriedAgain(t *testing.T) {
 	}
 }
 
+// A NextN larger than the blocks gets the block fetched for it, however many
+// callers take single values meanwhile: one Fetch each, not one per lost race.
+func TestLargeNextNAmongSmallCallers(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &store{}
+	a := blocks.New(s.Fetch, blocks.Options{MinBlock: 10, MaxBlock: 10})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				a.Next(ctx)
+			}
+		})
+	}
+	const calls, n = 50, 1000
+	for range calls {
+		if _, err := a.NextN(context.Background(), n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cancel()
+	wg.Wait()
+	a.Close(context.Background())
+	large := 0
+	for _, asked := range s.Asked() {
+		if asked >= n {
+			large++
+		}
+	}
+	if large != calls {
+		t.Errorf("%d Fetches of %d values for %d NextN(%d) calls, want one each", large, n, calls, n)
+	}
+}
+
+// A caller that started a Fetch and gave up before it returned leaves the
+// block whole to the callers after it: no value is lost to the claim.
+func TestGivenUpClaimLosesNothing(t *testing.T) {
+	g := newGate()
+	a := blocks.New(g.Fetch, blocks.Options{MinBlock: 10})
+	defer closeNow(a)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	gaveUp := goNext(ctx, a)
+	c := g.expect(t, 10)
+	cancel()
+	if r := wait(t, gaveUp); !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("Next with its context cancelled = %d, %v; want context.Canceled", r.v, r.err)
+	}
+	c.give(1, 10)
+	if v, err := a.Next(context.Background()); err != nil || v != 1 {
+		t.Fatalf("Next after the Fetch returned = %d, %v; want 1", v, err)
+	}
+}
+
 // A caller whose context ends returns its error at once; the Fetch goes on, on
 // the Allocator's context, and its block serves the next caller.
 func TestCallerContextEnds(t *testing.T) {
