@@ -50,8 +50,10 @@ type cachedName struct {
 	alloc              *blocks.Allocator
 	minBlock, maxBlock int64 // the bounds stored when the allocator was made
 
-	// stale is set by a fetch that found the name no longer cached (or gone):
-	// the next caller retires the allocator instead of waiting for the refresher.
+	// stale is set by a fetch that found the name no longer cached (or gone),
+	// and by the refresher for each name it is about to retire: the next caller
+	// retires the allocator instead of taking a value from its blocks or waiting
+	// for the refresher.
 	stale atomic.Bool
 
 	mu       sync.Mutex
@@ -299,8 +301,9 @@ func tail(held []seqd.Range, highest int64) (seqd.Range, bool) {
 
 // refresh re-reads, every ModeRefresh, the documents of the names this Counter
 // serves from blocks, and retires the allocators of those that went strict, got
-// other bounds, became unusable or are gone. It ends when no name is left, or at
-// Close, and then closes done.
+// other bounds, became unusable or are gone. It retires them all at once, so
+// that a slow give-back of one name does not hold back the switch of another.
+// It ends when no name is left, or at Close, and then closes done.
 func (c *Counter) refresh(done chan struct{}) {
 	k := &c.cache
 	defer close(done)
@@ -330,14 +333,23 @@ func (c *Counter) refresh(done chan struct{}) {
 		if err != nil {
 			continue // the store is down: the allocators serve what they hold, and fetches fail fast
 		}
+		var changed []*cachedName
 		for _, e := range es {
 			if s, ok := stored[e.name]; !ok || s.mode != seqd.ModeCached || s.minBlock != e.minBlock || s.maxBlock != e.maxBlock {
-				// Not bounded by Close: a give-back cut short would lose its values.
-				ctx, cancel := context.WithTimeout(context.Background(), k.writeTimeout)
-				c.retire(ctx, e)
-				cancel()
+				e.stale.Store(true) // from now on no caller takes a value from its blocks
+				changed = append(changed, e)
 			}
 		}
+		var wg sync.WaitGroup
+		for _, e := range changed {
+			wg.Go(func() {
+				// Not bounded by Close: a give-back cut short would lose its values.
+				ctx, cancel := context.WithTimeout(context.Background(), k.writeTimeout)
+				defer cancel()
+				c.retire(ctx, e)
+			})
+		}
+		wg.Wait()
 	}
 }
 

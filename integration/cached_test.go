@@ -288,6 +288,93 @@ func TestCachedModeRefresh(t *testing.T) {
 	}
 }
 
+// A slow give-back of one name does not hold back the switch of another: once
+// the mode refresh has read that two names went strict, each answers in strict
+// mode while the store holds the give-back of the other. Which give-back the store
+// holds (the first) depends on the order the Counter retires them in, so the test
+// does not name it: every answer must be strict, and at most one name may run
+// out of time, the one whose give-back is held.
+func TestCachedRefreshSwitchesApart(t *testing.T) {
+	be.RequireFailCommand(t)
+	ctx := testContext(t)
+	db := be.Database(t)
+	names := []string{"a", "b"}
+	// Blocks of 1000: each name's first Next leaves 999 values to serve, and none
+	// is fetched ahead.
+	opts := counters.Options{Blocks: blocks.Options{MinBlock: 1000, MaxBlock: 1000}, ModeRefresh: 20 * time.Millisecond}
+	c := counters.NewCounter(db, opts)
+	other := counters.NewCounter(db, counters.Options{})
+	t.Cleanup(func() { c.Close(context.Background()); other.Close(context.Background()) })
+	for _, name := range names {
+		mustSetMode(t, c, name, seqd.ModeCached, 0, 0)
+		mustNext(t, c, name, 1)
+	}
+
+	// The refresh must read both switches with one find: its reads fail while the
+	// names switch one after the other, until one has failed after both.
+	ns := db.Name() + "." + counters.CounterCollection
+	noReads := bson.D{
+		{Key: "failCommands", Value: bson.A{"find"}},
+		{Key: "namespace", Value: ns},
+		{Key: "errorCode", Value: 8}, // UnknownError: neither retried nor a change of the server's state
+	}
+	be.FailCommand(t, "alwaysOn", noReads)
+	for _, name := range names {
+		mustSetMode(t, other, name, seqd.ModeStrict, 0, 0)
+	}
+	if err := be.FailCommand(t, "alwaysOn", noReads).WaitEntered(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	// The first give-back, an update, is held far longer than the callers wait.
+	held := be.FailCommand(t, bson.D{{Key: "times", Value: 1}}, bson.D{
+		{Key: "failCommands", Value: bson.A{"update"}},
+		{Key: "namespace", Value: ns},
+		{Key: "blockConnection", Value: true},
+		{Key: "blockTimeMS", Value: 10_000},
+	})
+	if err := held.WaitEntered(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+
+	const wait = 3 * time.Second
+	answers := make(map[string]chan answer, len(names))
+	for _, name := range names {
+		answered := make(chan answer, 1)
+		answers[name] = answered
+		go func() {
+			ctx, cancel := context.WithTimeout(ctx, wait)
+			defer cancel()
+			v, err := c.Next(ctx, name)
+			answered <- answer{v, err}
+		}()
+	}
+	strict, late := 0, 0
+	for _, name := range names {
+		a := <-answers[name]
+		if a.err != nil {
+			if !errors.Is(a.err, context.DeadlineExceeded) {
+				t.Errorf("Next(%q): %v, want a value, or the deadline for the name whose give-back is held", name, a.err)
+			}
+			late++
+			continue
+		}
+		// A strict Next leaves its value in the document; a value from the blocks
+		// lies below the end of the block the document shows.
+		s, err := c.Current(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Mode != seqd.ModeStrict || s.Value != a.v {
+			t.Errorf("Next(%q) = %d with the document at %d, mode %s: a value from the blocks after the refresh read the switch", name, a.v, s.Value, s.Mode)
+			continue
+		}
+		strict++
+	}
+	if strict == 0 || late > 1 {
+		t.Errorf("%d names answered in strict mode within %v, %d ran out of time; want at most one held", strict, wait, late)
+	}
+}
+
 // A strict write still in flight when the name turns cached in this Counter lands
 // below the first block: a caller that starts after it returned gets a larger
 // value. The failpoint holds the strict write on the server while the block fetch
