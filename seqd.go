@@ -62,7 +62,7 @@ type Sequence struct {
 // be handed out again), or neither: Unaccounted.
 type BlockCounts struct {
 	Reserved int64 // values reserved in blocks
-	Served   int64 // values handed out from blocks, as reported at each block fetch and at a clean stop
+	Served   int64 // values handed out from blocks, as reported at each block fetch and at a clean stop; a report lost to a failed fetch is not sent again, so never more than were handed out
 	Returned int64 // values given back at a clean stop
 }
 

@@ -182,14 +182,16 @@ func (c *Counter) reserveBlock(ctx context.Context, e *cachedName, n int64) (fir
 			e.mu.Unlock()
 			return s.seq - n + 1, n, nil
 		}
-		if writeConcernFailed(err) {
-			// The write ran, only its confirmation failed: its report of served
-			// is in, and sent again it would count twice. Its block is lost.
-			e.mu.Lock()
-			e.reported += served
-			e.mu.Unlock()
-		}
 		if !errors.Is(err, mongo.ErrNoDocuments) {
+			if mayHaveRun(err) {
+				// Its report of served is taken as in, lest it count twice if
+				// sent again: a report lost instead makes the stored served
+				// smaller, so that unaccounted overstates what was lost, never
+				// understates it. Its block, if reserved, is lost.
+				e.mu.Lock()
+				e.reported += served
+				e.mu.Unlock()
+			}
 			return 0, 0, err
 		}
 		// Nothing matched: the name went strict or is gone, the block does not

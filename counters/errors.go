@@ -76,6 +76,23 @@ var unavailableCodes = []int{
 	13436, // NotPrimaryOrSecondary
 }
 
+// mayHaveRun reports whether a write that failed with err may have been applied
+// all the same: its write concern was not met, its connection broke or its time
+// ran out after it was sent. A write the server refused with an error of its
+// own, or that never left the client, was not applied.
+func mayHaveRun(err error) bool {
+	var server mongo.ServerError
+	switch {
+	case writeConcernFailed(err), mongo.IsNetworkError(err), mongo.IsTimeout(err):
+		return true
+	case errors.As(err, &server),
+		errors.As(err, new(topology.ServerSelectionError)),
+		errors.Is(err, mongo.ErrClientDisconnected):
+		return false
+	}
+	return true // a context that ended mid-way, or an error of unknown kind
+}
+
 // writeConcernFailed reports a write whose reply carries a writeConcernError, of
 // any code: the write was applied where it ran but not confirmed as asked. A
 // findOneAndUpdate or insert reports it as a WriteException, an insertMany as a

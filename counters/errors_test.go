@@ -1,10 +1,13 @@
 package counters
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 )
 
 // TestUnavailableServerErrors checks that every error meaning "the backend cannot
@@ -39,6 +42,34 @@ func TestUnavailableServerErrors(t *testing.T) {
 			err := wrap(tc.err, "next", "orders")
 			if got := errors.Is(err, ErrUnavailable); got != tc.unavailable {
 				t.Errorf("wrap(%v): unavailable = %v, want %v", tc.err, got, tc.unavailable)
+			}
+		})
+	}
+}
+
+// TestMayHaveRun checks which failed writes count as possibly applied: those
+// the server may have applied before the error, not those it refused or never got.
+func TestMayHaveRun(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		ran  bool
+	}{
+		{"writeConcernError", mongo.WriteException{
+			WriteConcernError: &mongo.WriteConcernError{Code: 64, Message: "waiting for replication timed out"}}, true},
+		{"connection lost", mongo.CommandError{Code: 0, Message: "connection closed", Labels: []string{"NetworkError"}}, true},
+		{"deadline", fmt.Errorf("reading the reply: %w", context.DeadlineExceeded), true},
+		{"context cancelled", context.Canceled, true},
+		{"unknown", errors.New("something else"), true},
+		{"ShutdownInProgress", mongo.CommandError{Code: 91, Message: "shutting down"}, false},
+		{"NotWritablePrimary", mongo.CommandError{Code: 10107, Message: "not primary", Labels: []string{"RetryableWriteError"}}, false},
+		{"duplicate key", mongo.WriteException{WriteErrors: mongo.WriteErrors{{Code: 11000, Message: "E11000"}}}, false},
+		{"no server", topology.ServerSelectionError{Wrapped: errors.New("no reachable servers")}, false},
+		{"client disconnected", mongo.ErrClientDisconnected, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := mayHaveRun(tc.err); got != tc.ran {
+				t.Errorf("mayHaveRun(%v) = %v, want %v", tc.err, got, tc.ran)
 			}
 		})
 	}
