@@ -60,12 +60,5 @@ func TestMixedCallersWithFailingFetches(t *testing.T) {
 	if err := res.Err(); err != nil {
 		t.Fatal(err)
 	}
-	st := a.Status()
-	var returned int64
-	for _, r := range held {
-		returned += r.Count()
-	}
-	if st.Served != res.Values || st.Served+st.Skipped+returned != st.Fetched {
-		t.Errorf("served %d (history: %d) + skipped %d + returned %d != fetched %d", st.Served, res.Values, st.Skipped, returned, st.Fetched)
-	}
+	checkAccounted(t, a, held, res.Values)
 }
