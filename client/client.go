@@ -1,5 +1,5 @@
 // Package client is a Go client for seqd's HTTP API: it takes values of seqd's
-// sequences (GET /seq/{name}/next) and reads a sequence as stored (GET
+// sequences (POST /seq/{name}/next) and reads a sequence as stored (GET
 // /seq/{name}). It imports package seqd and the standard library, and package
 // blocks for its local cache; never the MongoDB driver or Echo.
 //
@@ -20,14 +20,31 @@
 // the wait: a Retry-After that ends past the deadline returns the 503 at once.
 // Asking again for values is safe for their uniqueness: seqd never hands a value
 // out twice, so a first request that did reserve values, though it could not say
-// so, leaves a gap, never a duplicate. A request whose answer was lost on the
-// network is not asked again: the client cannot tell whether it reserved values,
-// and its caller decides.
+// so, leaves a gap, never a duplicate.
+//
+// # Lost answers
+//
+// A request whose answer was lost on the network (a connection that broke, a
+// timeout, a context that ended while seqd worked) is not asked again: the client
+// cannot tell whether seqd took values for it, and its caller decides. Nothing
+// below the client asks again either. A request that takes values is a POST
+// without a body, GetBody or Idempotency-Key: net/http's Transport sends it again
+// only if none of it was written, where it resends a GET whose reused connection
+// closed before the answer; proxies that keep to HTTP's semantics do not retry it
+// (RFC 9110, 9.2.2). A redirect that would turn it into a GET (net/http's rule
+// for 301, 302 and 303) is not followed.
+//
+// What a lost answer costs is a gap, never a duplicate: the values seqd took for
+// the request are never seen by the caller, and never handed out again, to
+// anyone. Without the cache that is at most the n values of the call, which
+// returns an error wrapping seqd.ErrUnavailable. With WithCache it is the block
+// being fetched, up to MaxBlock values (seqd.MaxCount, 1,000,000, by default),
+// often in a prefetch that runs in the background, with no caller waiting for it.
 //
 // # Local cache
 //
 // WithCache makes the client reserve blocks of values with one request each
-// (GET /seq/{name}/next?count=N, N up to seqd.MaxCount) and serve Next and NextN from
+// (POST /seq/{name}/next?count=N, N up to seqd.MaxCount) and serve Next and NextN from
 // memory, with one blocks.Allocator per name. Its guarantees:
 //   - values are unique across all clients and seqd instances: each block comes
 //     from seqd, which never hands a value out twice;
@@ -105,11 +122,20 @@ func WithToken(token string) Option {
 }
 
 // WithHTTPClient sends requests with hc instead of a client of the Client's own;
-// its Timeout, if any, bounds every attempt, and Close leaves it alone.
+// its Timeout, if any, bounds every attempt, and Close leaves it alone. Without a
+// CheckRedirect of its own, hc gets the Client's, which follows no redirect that
+// changes the method. hc's Transport must not send a request again on its own:
+// net/http's does not resend the Client's POSTs, but a retrying wrapper would,
+// and hide values taken and lost.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(o *options) error {
 		if hc == nil {
 			return errors.New("nil *http.Client")
+		}
+		if hc.CheckRedirect == nil {
+			copied := *hc
+			copied.CheckRedirect = sameMethod
+			hc = &copied
 		}
 		o.http = hc
 		return nil
@@ -166,7 +192,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		// Every request goes to one host: keep a connection for each of the
 		// goroutines that share the Client, not net/http's default of two.
 		tr.MaxIdleConnsPerHost = maxIdleConns
-		c.http = &http.Client{Transport: tr}
+		c.http = &http.Client{Transport: tr, CheckRedirect: sameMethod}
 		c.owned = true
 	}
 	if o.token != "" {
@@ -177,6 +203,24 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	}
 	return c, nil
 }
+
+// sameMethod is a Client's redirect policy: net/http's default, except that a
+// redirect must keep the request's method. net/http turns a POST into a GET on
+// 301, 302 and 303, and a GET that takes values is one its Transport may send
+// twice.
+func sameMethod(req *http.Request, via []*http.Request) error {
+	if req.Method != via[0].Method {
+		return fmt.Errorf("a redirect to %s would send the %s as a %s: give New the URL seqd answers at",
+			req.URL.Redacted(), via[0].Method, req.Method)
+	}
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	return nil
+}
+
+// maxRedirects is net/http's default limit.
+const maxRedirects = 10
 
 // Next returns the next value of the sequence name.
 func (c *Client) Next(ctx context.Context, name string) (int64, error) {
@@ -214,7 +258,7 @@ func (c *Client) Current(ctx context.Context, name string) (seqd.Sequence, error
 // current is Current's request, which the cache makes too while Close waits for it.
 func (c *Client) current(ctx context.Context, name string) (seqd.Sequence, error) {
 	var s sequenceAnswer
-	if err := c.get(ctx, "/seq/"+url.PathEscape(name), &s); err != nil {
+	if err := c.ask(ctx, http.MethodGet, "/seq/"+url.PathEscape(name), &s); err != nil {
 		return seqd.Sequence{}, fmt.Errorf("client: current %q: %w", name, err)
 	}
 	seq, err := s.sequence(name)

@@ -31,13 +31,20 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("seqd answered %d %s: %s", e.Status, e.Code, e.Message)
 }
 
-// Unwrap returns the sentinel of e's code, so that errors.Is(err, seqd.ErrNotFound)
-// holds for a sequence_not_found answer.
-func (e *Error) Unwrap() error {
-	if e.Code == "" {
-		return seqd.ErrUnavailable
+// Unwrap returns the sentinels of e's code, so that errors.Is(err, seqd.ErrNotFound)
+// holds for a sequence_not_found answer. A sequence leaving cached mode (draining)
+// is seqd.ErrDraining and seqd.ErrUnavailable.
+func (e *Error) Unwrap() []error {
+	switch e.Code {
+	case "":
+		return []error{seqd.ErrUnavailable}
+	case "draining":
+		return []error{seqd.ErrDraining, seqd.ErrUnavailable}
 	}
-	return sentinels[e.Code]
+	if err := sentinels[e.Code]; err != nil {
+		return []error{err}
+	}
+	return nil
 }
 
 // sentinels maps the API's error codes back to the errors seqd's libraries return.

@@ -80,6 +80,7 @@ func TestErrorCodes(t *testing.T) {
 		"backwards":          seqd.ErrBackwards,
 		"contention":         seqd.ErrContention,
 		"unavailable":        seqd.ErrUnavailable,
+		"draining":           seqd.ErrDraining,
 		"invalid_counter":    seqd.ErrInvalidCounter,
 		"invalid_mode":       seqd.ErrInvalidMode,
 		"invalid_value":      seqd.ErrInvalidValue,
@@ -100,8 +101,11 @@ func TestErrorCodes(t *testing.T) {
 			if !errors.As(err, &e) || *e != (client.Error{Status: http.StatusTeapot, Code: code, Message: "what seqd says"}) {
 				t.Fatalf("got %#v; want the answer as an *Error", err)
 			}
-			if errors.Unwrap(e) != want {
-				t.Fatalf("Unwrap = %v; want %v", errors.Unwrap(e), want)
+			if got := e.Unwrap(); want == nil && len(got) != 0 || want != nil && !errors.Is(e, want) {
+				t.Fatalf("Unwrap = %v; want %v", got, want)
+			}
+			if code == "draining" && !errors.Is(e, seqd.ErrUnavailable) {
+				t.Fatalf("a draining answer is not ErrUnavailable: %v", e.Unwrap())
 			}
 			if !strings.Contains(err.Error(), code) || !strings.Contains(err.Error(), "what seqd says") {
 				t.Fatalf("message %q does not name the code and seqd's message", err)

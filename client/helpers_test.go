@@ -27,6 +27,7 @@ type serverOption func(*httpapi.Config, *serverWrap)
 // serverWrap changes the handler's answers.
 type serverWrap struct {
 	retryAfter string // replaces the Retry-After of every answer that has one
+	lose       int64  // the request, counted from 1, whose answer is lost; 0: none
 }
 
 func withTokens(tokens ...string) serverOption {
@@ -39,6 +40,12 @@ func withRateLimit(perSecond float64, burst int) serverOption {
 
 func withRetryAfter(v string) serverOption {
 	return func(_ *httpapi.Config, w *serverWrap) { w.retryAfter = v }
+}
+
+// withLostAnswer serves the nth request, counted from 1, and then closes its
+// connection instead of answering: seqd did the work, and the answer is lost.
+func withLostAnswer(n int64) serverOption {
+	return func(_ *httpapi.Config, w *serverWrap) { w.lose = n }
 }
 
 func newSeqd(t testing.TB, opts ...serverOption) *seqdServer {
@@ -57,7 +64,16 @@ func newSeqd(t testing.TB, opts ...serverOption) *seqdServer {
 		t.Fatalf("httpapi.New: %v", err)
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.requests.Add(1)
+		if s.requests.Add(1) == wrap.lose {
+			h.ServeHTTP(httptest.NewRecorder(), r)
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				t.Errorf("losing the answer: %v", err)
+				return
+			}
+			conn.Close()
+			return
+		}
 		if wrap.retryAfter != "" {
 			w = &retryAfterWriter{ResponseWriter: w, value: wrap.retryAfter}
 		}

@@ -27,12 +27,12 @@ const (
 // bytes, and anything much longer is not seqd's.
 const maxAnswer = 64 << 10
 
-// fetch reserves n values of name with one call of GET /seq/{name}/next?count=n:
+// fetch reserves n values of name with one call of POST /seq/{name}/next?count=n:
 // the request of NextN without the cache, and the cache's blocks.Fetch.
 func (c *Client) fetch(ctx context.Context, name string, n int64) (seqd.Range, error) {
 	var a nextAnswer
 	path := "/seq/" + url.PathEscape(name) + "/next?count=" + strconv.FormatInt(n, 10)
-	if err := c.get(ctx, path, &a); err != nil {
+	if err := c.ask(ctx, http.MethodPost, path, &a); err != nil {
 		return seqd.Range{}, fmt.Errorf("client: next %d of %q: %w", n, name, err)
 	}
 	r, err := a.valuesOf(name, n)
@@ -42,11 +42,12 @@ func (c *Client) fetch(ctx context.Context, name string, n int64) (seqd.Range, e
 	return r, nil
 }
 
-// get asks for path and decodes seqd's JSON answer into v. It asks again on 503
-// and 429 as the package comment says.
-func (c *Client) get(ctx context.Context, path string, v any) error {
+// ask sends method path and decodes seqd's JSON answer into v. It asks again on
+// 503 and 429, which seqd answered, as the package comment says; never after an
+// error of the request itself, whose answer, if any, was lost.
+func (c *Client) ask(ctx context.Context, method, path string, v any) error {
 	for attempt := 1; ; attempt++ {
-		status, h, body, err := c.roundTrip(ctx, path)
+		status, h, body, err := c.roundTrip(ctx, method, path)
 		if err != nil {
 			return err
 		}
@@ -71,8 +72,13 @@ func (c *Client) get(ctx context.Context, path string, v any) error {
 }
 
 // roundTrip makes one request and reads its answer.
-func (c *Client) roundTrip(ctx context.Context, path string) (int, http.Header, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+//
+// A POST goes without a body, without GetBody and without an Idempotency-Key
+// header: net/http's Transport then never sends it again on its own once any of
+// it was written (Request.isReplayable), as it does a GET whose reused
+// connection closed before the answer.
+func (c *Client) roundTrip(ctx context.Context, method, path string) (int, http.Header, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, nil)
 	if err != nil {
 		return 0, nil, nil, fmt.Errorf("%w: %w", seqd.ErrUnavailable, err)
 	}
@@ -135,7 +141,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// nextAnswer is GET /seq/{name}/next's answer.
+// nextAnswer is POST /seq/{name}/next's answer.
 type nextAnswer struct {
 	Name  string `json:"name"`
 	Value int64  `json:"value"`
@@ -165,6 +171,7 @@ type sequenceAnswer struct {
 		Served   int64 `json:"served"`
 		Returned int64 `json:"returned"`
 	} `json:"blocks"`
+	StrictFrom time.Time `json:"strict_from"`
 }
 
 // sequence checks that s describes name, and returns it.
@@ -178,6 +185,7 @@ func (s sequenceAnswer) sequence(name string) (seqd.Sequence, error) {
 	}
 	return seqd.Sequence{
 		Name: name, Value: *s.Value, Mode: mode, MinBlock: s.MinBlock, MaxBlock: s.MaxBlock,
-		Blocks: seqd.BlockCounts{Reserved: s.Blocks.Reserved, Served: s.Blocks.Served, Returned: s.Blocks.Returned},
+		Blocks:     seqd.BlockCounts{Reserved: s.Blocks.Reserved, Served: s.Blocks.Served, Returned: s.Blocks.Returned},
+		StrictFrom: s.StrictFrom,
 	}, nil
 }
