@@ -11,6 +11,7 @@ package seqd
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Range is a reserved run of values, First..Last inclusive.
@@ -54,6 +55,14 @@ type Sequence struct {
 	// them to the store.
 	Blocks BlockCounts
 
+	// StrictFrom is set while the sequence leaves cached mode (Mode is then
+	// ModeStrict): until every instance's lease on its blocks has run out, no
+	// value is handed out, and strict values start about then. It is the clock
+	// of the instance that made the switch, so it is a guide, not a promise; the
+	// switch completes once an instance has waited the longest lease on its own
+	// clock.
+	StrictFrom time.Time
+
 	Err error
 }
 
@@ -85,6 +94,11 @@ var (
 	ErrContention   = errors.New("too much contention")
 	ErrBackwards    = errors.New("sequence would move backwards")
 	ErrUnavailable  = errors.New("backend unavailable")
+
+	// ErrDraining is a sequence leaving cached mode: no instance hands out a
+	// value of it until every lease on a block has run out. An error that wraps
+	// it wraps ErrUnavailable too, and says when to ask again.
+	ErrDraining = errors.New("the sequence is leaving cached mode")
 
 	// ErrInvalidCounter is a record that seqd did not write and cannot continue
 	// from: a counter document whose seq is not an integer from 0 to

@@ -23,32 +23,49 @@ import (
 type cache struct {
 	opts         blocks.Options
 	every        time.Duration // Options.ModeRefresh
+	lease        time.Duration // Options.BlockLease
 	writeTimeout time.Duration
 
 	mu     sync.RWMutex
 	names  map[string]*cachedName // the names served from blocks
+	drains map[string]drainWatch  // the names seen leaving cached mode
 	closed bool                   // Close was called: strict only from now on
 	// refreshDone is not nil while the refresher runs, and is closed when it ends.
 	refreshDone chan struct{}
 
-	// refreshCtx ends the refresher's waits and reads; Close cancels it.
+	// refreshCtx ends the refresher's waits and reads, and the drain finishers';
+	// Close cancels it.
 	refreshCtx  context.Context
 	stopRefresh context.CancelFunc
+	finishers   sync.WaitGroup // the drains this Counter started, finished when they end
 }
 
 func (k *cache) init(opts Options) {
 	k.opts = opts.Blocks
 	k.every = opts.ModeRefresh
+	k.lease = opts.BlockLease
 	k.writeTimeout = opts.WriteTimeout
 	k.names = make(map[string]*cachedName)
+	k.drains = make(map[string]drainWatch)
 	k.refreshCtx, k.stopRefresh = context.WithCancel(context.Background())
 }
+
+// epoch is where leases are counted from, on the monotonic clock.
+var epoch = time.Now()
 
 // cachedName is one name served from blocks.
 type cachedName struct {
 	name               string
 	alloc              *blocks.Allocator
 	minBlock, maxBlock int64 // the bounds stored when the allocator was made
+	gen                int64 // the document's gen then: a confirmation must show the same
+
+	// leaseUntil is when the blocks stop being served, in nanoseconds since
+	// epoch: the send time of the latest request that confirmed the name cached
+	// in gen, plus the lease. fetched is set once a block was reserved: until
+	// then the allocator holds nothing, and its first fetch confirms itself.
+	leaseUntil atomic.Int64
+	fetched    atomic.Bool
 
 	// stale is set by a fetch that found the name no longer cached (or gone),
 	// and by the refresher for each name it is about to retire: the next caller
@@ -62,6 +79,118 @@ type cachedName struct {
 
 	retiring atomic.Bool   // someone has started to retire it
 	retired  chan struct{} // closed once it is retired: closed, tail given back
+}
+
+// confirm extends e's lease to sent+lease, sent being when the request that
+// showed the name cached in e's gen left this process.
+func (e *cachedName) confirm(sent time.Time, lease time.Duration) {
+	until := int64(sent.Sub(epoch) + lease)
+	for {
+		cur := e.leaseUntil.Load()
+		if until <= cur || e.leaseUntil.CompareAndSwap(cur, until) {
+			return
+		}
+	}
+}
+
+// leased reports whether e may serve from its blocks now: a monotonic clock
+// read and two atomic loads.
+func (e *cachedName) leased() bool {
+	return int64(time.Since(epoch)) < e.leaseUntil.Load() || !e.fetched.Load()
+}
+
+// drainWatch is what this Counter knows of a name leaving cached mode: the
+// document's gen, and when, on this process's clock, every lease on its blocks
+// has run out.
+type drainWatch struct {
+	gen   int64
+	until time.Time
+}
+
+// drainError is a write that found its name leaving cached mode. It wraps
+// ErrDraining and ErrUnavailable, and says how long to wait.
+type drainError struct {
+	name  string
+	gen   int64
+	until time.Time
+}
+
+func (e *drainError) Error() string {
+	return fmt.Sprintf("%v: strict values start in %v", ErrDraining, max(time.Until(e.until), 0).Round(time.Millisecond))
+}
+
+func (e *drainError) Unwrap() []error { return []error{ErrDraining, ErrUnavailable} }
+
+// RetryAfter is how long until strict values start, as far as this process knows.
+func (e *drainError) RetryAfter() time.Duration { return max(time.Until(e.until), 0) }
+
+// drainWait is how long a drain lasts from when an instance saw it: the
+// longest lease any instance took (leaseMs, or this Counter's), and 2% for
+// clocks that run at different rates. Clocks need not agree on the time, only
+// on how long a second is, within 2%.
+func (k *cache) drainWait(leaseMs int64) time.Duration {
+	d := max(k.lease, time.Duration(leaseMs)*time.Millisecond)
+	return d + d/50
+}
+
+// drainSeen records that name's document s, received at recv, is draining, and
+// returns the error for the callers: every lease confirmed before the switch
+// has run out drainWait after the document was read, since it was read after
+// the switch.
+func (k *cache) drainSeen(name string, s counterState, recv time.Time) error {
+	until := recv.Add(k.drainWait(s.leaseMs))
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if w, ok := k.drains[name]; ok && w.gen == s.gen && w.until.Before(until) {
+		until = w.until
+	}
+	for n, w := range k.drains { // a handful at most: drains are rare and short
+		if time.Since(w.until) > time.Minute {
+			delete(k.drains, n)
+		}
+	}
+	k.drains[name] = drainWatch{gen: s.gen, until: until}
+	return &drainError{name: name, gen: s.gen, until: until}
+}
+
+// awaitDrain waits, if ctx allows, until d's drain is over, and finishes it:
+// the document's mode becomes strict. It returns d itself, at once, when ctx
+// would end first.
+func (c *Counter) awaitDrain(ctx context.Context, d *drainError) error {
+	if wait := time.Until(d.until); wait > 0 {
+		if dl, ok := ctx.Deadline(); ok && dl.Before(d.until) {
+			return d
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return c.finishDrain(ctx, d.name, d.gen)
+}
+
+// finishDrain makes name strict if it is still draining in gen. Every instance
+// may: the one that switched it does when its wait is over, any other once it
+// has waited as long from when it saw the drain.
+func (c *Counter) finishDrain(ctx context.Context, name string, gen int64) error {
+	filter := counterFilter(name, math.MaxInt64, bson.D{{Key: fieldMode, Value: modeDraining}}, equalOrAbsent(fieldGen, gen))
+	update := bson.D{
+		{Key: "$set", Value: bson.D{{Key: fieldMode, Value: string(seqd.ModeStrict)}}},
+		{Key: "$unset", Value: bson.D{{Key: fieldStrictFrom, Value: ""}}},
+	}
+	if _, err := c.coll.UpdateOne(ctx, filter, update); err != nil {
+		return err
+	}
+	k := &c.cache
+	k.mu.Lock()
+	if w, ok := k.drains[name]; ok && w.gen == gen {
+		delete(k.drains, name)
+	}
+	k.mu.Unlock()
+	return nil
 }
 
 // errNotCached is what a block fetch returns when the name's document is no
@@ -81,15 +210,16 @@ func (c *Counter) nextCached(ctx context.Context, name string, n int64) (r Range
 		if e == nil {
 			return Range{}, false, nil
 		}
-		if !e.stale.Load() {
+		if !e.stale.Load() && e.leased() {
 			r, err = e.alloc.NextN(ctx, n)
 			if err == nil || !errors.Is(err, blocks.ErrClosed) && !errors.Is(err, errNotCached) {
 				return r, true, err
 			}
 		}
-		// The allocator is closed, or its name went strict. Its values must be out
-		// of use before this caller writes in strict mode: a strict value above
-		// the blocks, followed by a block value, would go backwards.
+		// The allocator is closed, its name went strict, or its lease ran out. Its
+		// values must be out of use before this caller writes in strict mode: a
+		// strict value above the blocks, followed by a block value, would go
+		// backwards.
 		if err := c.retire(ctx, e); err != nil && ctx.Err() != nil {
 			return Range{}, true, ctx.Err()
 		}
@@ -105,25 +235,27 @@ func (k *cache) lookup(name string) *cachedName {
 
 // learn makes this Counter serve name from blocks, with the bounds of s, unless
 // it already does or is closed, and reports whether it did. A strict write that
-// finds the name cached calls it. The first block fetch queues behind the strict
-// writes already queued, so no strict value of this Counter lands above a block
-// it serves from.
-func (k *cache) learn(c *Counter, name string, s counterState) bool {
+// finds the name cached calls it, with the time it sent the write. The first
+// block fetch queues behind the strict writes already queued, so no strict
+// value of this Counter lands above a block it serves from.
+func (k *cache) learn(c *Counter, name string, s counterState, sent time.Time) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closed || k.names[name] != nil {
 		return false
 	}
-	k.add(c, name, s.minBlock, s.maxBlock)
+	k.add(c, name, s, sent)
 	return true
 }
 
-// add starts serving name from a new allocator. k.mu must be held.
-func (k *cache) add(c *Counter, name string, minBlock, maxBlock int64) {
-	e := &cachedName{name: name, minBlock: minBlock, maxBlock: maxBlock, retired: make(chan struct{})}
+// add starts serving name from a new allocator, for document s read by a
+// request sent at sent. k.mu must be held.
+func (k *cache) add(c *Counter, name string, s counterState, sent time.Time) {
+	e := &cachedName{name: name, minBlock: s.minBlock, maxBlock: s.maxBlock, gen: s.gen, retired: make(chan struct{})}
+	e.confirm(sent, min(k.lease, time.Duration(s.leaseMs)*time.Millisecond))
 	opts := k.opts
-	if minBlock != 0 {
-		opts.MinBlock, opts.MaxBlock = minBlock, maxBlock
+	if s.minBlock != 0 {
+		opts.MinBlock, opts.MaxBlock = s.minBlock, s.maxBlock
 	}
 	e.alloc = blocks.New(func(ctx context.Context, n int64) (seqd.Range, error) {
 		return c.coalescer.solo(ctx, name, n, func(ctx context.Context, name string, n int64, _ func(int, int64) any) (int64, int64, error) {
@@ -155,31 +287,42 @@ var blockFetchOptions = options.FindOneAndUpdate().SetReturnDocument(options.Aft
 const maxFetchAttempts = 3
 
 // reserveBlock reserves a block of n values of e's name with one findAndModify,
-// which also reports what e served since the last report. It runs as a solo write
-// of the coalescer, so it is ordered with the name's strict writes in this
-// Counter. Near the sequence's end it reserves fewer than n, at least one.
+// which also reports what e served since the last report, and raises the
+// document's leaseMs to this Counter's lease. It runs as a solo write of the
+// coalescer, so it is ordered with the name's strict writes in this Counter.
+// Near the sequence's end it reserves fewer than n, at least one. Its success
+// confirms e's lease from when it was sent.
 func (c *Counter) reserveBlock(ctx context.Context, e *cachedName, n int64) (first, count int64, err error) {
 	start := time.Now()
 	defer func() { c.observer.Block(count, time.Since(start), err) }()
 	served := e.unreported()
 	cached := bson.D{{Key: fieldMode, Value: string(seqd.ModeCached)}}
 	for attempt := 1; ; attempt++ {
-		filter := counterFilter(e.name, math.MaxInt64-n, cached)
-		update := bson.D{{Key: "$inc", Value: bson.D{
-			{Key: fieldSeq, Value: n},
-			{Key: fieldReserved, Value: n},
-			{Key: fieldServed, Value: served},
-		}}}
+		filter := counterFilter(e.name, math.MaxInt64-n, cached, equalOrAbsent(fieldGen, e.gen))
+		update := bson.D{
+			{Key: "$inc", Value: bson.D{
+				{Key: fieldSeq, Value: n},
+				{Key: fieldReserved, Value: n},
+				{Key: fieldServed, Value: served},
+			}},
+			{Key: "$max", Value: bson.D{{Key: fieldLeaseMs, Value: c.cache.lease.Milliseconds()}}},
+		}
+		sent := time.Now()
 		doc, err := c.coll.FindOneAndUpdate(ctx, filter, update, blockFetchOptions).Raw()
 		if err == nil {
+			// The write applied: its report is in, whatever the answer holds.
+			e.mu.Lock()
+			e.reported += served
+			e.mu.Unlock()
 			s, err := parseCounter(e.name, doc)
 			if err != nil {
 				return 0, 0, err // bounds that fail the one check the filter cannot make: see counterFilter
 			}
 			e.mu.Lock()
 			e.highest = s.seq
-			e.reported += served
 			e.mu.Unlock()
+			e.confirm(sent, c.cache.lease)
+			e.fetched.Store(true)
 			return s.seq - n + 1, n, nil
 		}
 		if !errors.Is(err, mongo.ErrNoDocuments) {
@@ -194,8 +337,8 @@ func (c *Counter) reserveBlock(ctx context.Context, e *cachedName, n int64) (fir
 			}
 			return 0, 0, err
 		}
-		// Nothing matched: the name went strict or is gone, the block does not
-		// fit, or the document is not one seqd can use.
+		// Nothing matched: the name left cached mode, changed bounds or is gone,
+		// the block does not fit, or the document is not one seqd can use.
 		cur, err := readCounter(ctx, c.coll, e.name)
 		switch {
 		case errors.Is(err, ErrNotFound):
@@ -203,7 +346,11 @@ func (c *Counter) reserveBlock(ctx context.Context, e *cachedName, n int64) (fir
 			return 0, 0, errNotCached
 		case err != nil:
 			return 0, 0, err
-		case cur.mode != seqd.ModeCached:
+		case cur.draining:
+			c.cache.drainSeen(e.name, cur, time.Now())
+			e.stale.Store(true)
+			return 0, 0, errNotCached
+		case cur.mode != seqd.ModeCached || cur.gen != e.gen:
 			e.stale.Store(true)
 			return 0, 0, errNotCached
 		case cur.seq == math.MaxInt64:
@@ -248,9 +395,10 @@ func (c *Counter) retire(ctx context.Context, e *cachedName) error {
 
 // giveBack gives back the contiguous unused tail of held that ends at the
 // highest value e reserved, with one conditional update: if the document's seq
-// is still that value, nobody has reserved past it, and seq moves back to just
-// before the tail, so the values are handed out again. Otherwise it only reports
-// what e served since its last report.
+// is still that value, nobody has reserved past it or written a strict value,
+// and if its floor is below the tail, no Set has named a value in it since; then
+// seq moves back to just before the tail, so the values are handed out again.
+// Otherwise it only reports what e served since its last report.
 func (c *Counter) giveBack(ctx context.Context, e *cachedName, held []seqd.Range) error {
 	served := e.unreported()
 	e.mu.Lock()
@@ -263,7 +411,10 @@ func (c *Counter) giveBack(ctx context.Context, e *cachedName, held []seqd.Range
 	}
 
 	if t, ok := tail(held, highest); ok {
-		filter := counterFilter(e.name, t.Last, bson.D{{Key: fieldSeq, Value: t.Last}})
+		// seq still at the tail's end: nothing was reserved or handed out since.
+		// floor at most just below the tail: no value was set since either.
+		filter := counterFilter(e.name, t.Last, bson.D{{Key: fieldSeq, Value: t.Last}},
+			absentOr(fieldFloor, bson.D{{Key: "$lte", Value: t.First - 1}}))
 		update := bson.D{
 			{Key: "$set", Value: bson.D{{Key: fieldSeq, Value: t.First - 1}}},
 			{Key: "$inc", Value: bson.D{{Key: fieldReturned, Value: t.Count()}, {Key: fieldServed, Value: served}}},
@@ -302,10 +453,11 @@ func tail(held []seqd.Range, highest int64) (seqd.Range, bool) {
 }
 
 // refresh re-reads, every ModeRefresh, the documents of the names this Counter
-// serves from blocks, and retires the allocators of those that went strict, got
-// other bounds, became unusable or are gone. It retires them all at once, so
-// that a slow give-back of one name does not hold back the switch of another.
-// It ends when no name is left, or at Close, and then closes done.
+// serves from blocks. Each one still cached in the same gen has its lease
+// confirmed from when the read was sent; the others (gone strict or draining,
+// other bounds, unusable or gone) are retired, all at once, so that a slow
+// give-back of one name does not hold back the switch of another. It ends when
+// no name is left, or at Close, and then closes done.
 func (c *Counter) refresh(done chan struct{}) {
 	k := &c.cache
 	defer close(done)
@@ -331,16 +483,24 @@ func (c *Counter) refresh(done chan struct{}) {
 		}
 		k.mu.Unlock()
 
+		sent := time.Now()
 		stored, err := c.readModes(names)
 		if err != nil {
-			continue // the store is down: the allocators serve what they hold, and fetches fail fast
+			continue // the store is down: the allocators serve what they hold while their leases last
 		}
+		recv := time.Now()
 		var changed []*cachedName
 		for _, e := range es {
-			if s, ok := stored[e.name]; !ok || s.mode != seqd.ModeCached || s.minBlock != e.minBlock || s.maxBlock != e.maxBlock {
-				e.stale.Store(true) // from now on no caller takes a value from its blocks
-				changed = append(changed, e)
+			s, ok := stored[e.name]
+			if ok && s.mode == seqd.ModeCached && s.gen == e.gen && s.minBlock == e.minBlock && s.maxBlock == e.maxBlock {
+				e.confirm(sent, min(k.lease, time.Duration(s.leaseMs)*time.Millisecond))
+				continue
 			}
+			if ok && s.draining {
+				k.drainSeen(e.name, s, recv)
+			}
+			e.stale.Store(true) // from now on no caller takes a value from its blocks
+			changed = append(changed, e)
 		}
 		var wg sync.WaitGroup
 		for _, e := range changed {
@@ -379,9 +539,16 @@ func (c *Counter) readModes(names []string) (map[string]counterState, error) {
 }
 
 // SetMode stores name's mode and block bounds (0, 0 for Options.Blocks'), and
-// creates the sequence at 0 if it is new. It takes effect in this Counter at
-// once; other instances learn it within their ModeRefresh, or at their next
-// strict write. Leaving cached mode gives back this Counter's unused tail.
+// creates the sequence at 0 if it is new. Switching to cached mode, or to other
+// bounds, takes effect in this Counter at once; other instances learn it within
+// their ModeRefresh, or at their next strict write. Leaving cached mode gives
+// back this Counter's unused tail and starts a drain: the document reads
+// "draining", no instance fetches or serves a block of the name any more, and
+// no value is handed out until every instance's lease has run out (the longest
+// lease any instance took, plus 2% for clock rates). SetMode returns at once;
+// Current shows when strict values start (Sequence.StrictFrom), and this
+// Counter makes the name strict then, unless Close comes first (then the next
+// caller of any instance does, once it has waited as long).
 //
 // It returns ErrInvalidMode for a mode other than ModeStrict and ModeCached, or
 // bounds other than both 0 or 1 ≤ minBlock ≤ maxBlock ≤ seqd.MaxCount, before any
@@ -393,42 +560,126 @@ func (c *Counter) SetMode(ctx context.Context, name string, mode seqd.Mode, minB
 	if err := seqd.CheckMode(mode, minBlock, maxBlock); err != nil {
 		return fmt.Errorf("counters: set mode %q: %w", name, err)
 	}
-	if err := c.setMode(ctx, name, mode, minBlock, maxBlock); err != nil {
+	s, sent, recv, err := c.setMode(ctx, name, mode, minBlock, maxBlock)
+	if err != nil {
 		return wrap(err, "set mode", name)
 	}
 
 	k := &c.cache
 	k.mu.Lock()
 	e := k.names[name]
-	same := e != nil && mode == seqd.ModeCached && e.minBlock == minBlock && e.maxBlock == maxBlock
+	same := e != nil && s.mode == seqd.ModeCached && e.gen == s.gen
+	if same {
+		e.confirm(sent, k.lease)
+	}
 	if !same && e != nil {
 		delete(k.names, name)
+		e.stale.Store(true)
 	}
-	if !same && mode == seqd.ModeCached && !k.closed {
-		k.add(c, name, minBlock, maxBlock)
+	if !same && s.mode == seqd.ModeCached && !k.closed {
+		k.add(c, name, s, sent)
 	}
 	k.mu.Unlock()
+	if s.draining {
+		d := k.drainSeen(name, s, recv).(*drainError)
+		k.finishers.Go(func() {
+			t := time.NewTimer(time.Until(d.until))
+			defer t.Stop()
+			select {
+			case <-k.refreshCtx.Done():
+				return // Close: another instance's caller finishes the drain
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(k.refreshCtx, k.writeTimeout)
+			defer cancel()
+			c.finishDrain(ctx, name, d.gen) // if it fails, the next caller that waited finishes it
+		})
+	}
 	if e != nil && !same {
 		return wrap(c.retire(ctx, e), "set mode", name)
 	}
 	return nil
 }
 
-// setMode is SetMode's write: one upsert, which creates the document at seq 0.
-func (c *Counter) setMode(ctx context.Context, name string, mode seqd.Mode, minBlock, maxBlock int64) error {
-	set := bson.D{{Key: fieldMode, Value: string(mode)}}
-	update := bson.D{{Key: "$setOnInsert", Value: bson.D{{Key: fieldSeq, Value: int64(0)}}}}
-	if minBlock == 0 {
-		update = append(update, bson.E{Key: "$unset", Value: bson.D{{Key: fieldMinBlock, Value: ""}, {Key: fieldMaxBlock, Value: ""}}})
-	} else {
-		set = append(set, bson.E{Key: fieldMinBlock, Value: minBlock}, bson.E{Key: fieldMaxBlock, Value: maxBlock})
-	}
-	update = append(update, bson.E{Key: "$set", Value: set})
-	filter := counterFilter(name, math.MaxInt64)
-	return c.upsert(ctx, name, func() error {
-		_, err := c.coll.UpdateOne(ctx, filter, update, options.UpdateOne().SetUpsert(true))
-		return err
+// setMode is SetMode's write, made on the document as read just before (its
+// gen and mode in the filter), and tried again if the document changed
+// meanwhile. A new document is created at seq 0. It returns the document
+// after the write, when the write was sent, and when its answer came back.
+//
+// gen moves when the mode moves into or out of cached, or a cached sequence's
+// bounds change; that ends every instance's lease on its blocks of the
+// sequence. A strict sequence leaving cached mode reads "draining" with the
+// time strict values start (this process's clock, for the reader: the drain
+// itself is timed on each instance's own clock).
+func (c *Counter) setMode(ctx context.Context, name string, mode seqd.Mode, minBlock, maxBlock int64) (s counterState, sent, recv time.Time, err error) {
+	err = c.retry.do(ctx, func() (bool, error) {
+		cur, err := readCounter(ctx, c.coll, name)
+		exists := err == nil
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return false, err
+		}
+		set := bson.D{}
+		var unset bson.D
+		bump := true
+		switch {
+		case mode == seqd.ModeCached:
+			bump = !exists || cur.mode != seqd.ModeCached || cur.minBlock != minBlock || cur.maxBlock != maxBlock
+			set = append(set, bson.E{Key: fieldMode, Value: string(seqd.ModeCached)})
+			unset = append(unset, bson.E{Key: fieldStrictFrom, Value: ""})
+		case exists && cur.draining:
+			bump = false // still draining, on its own clock
+		case exists && cur.mode == seqd.ModeCached:
+			from := time.Now().Add(c.cache.drainWait(cur.leaseMs)).Truncate(time.Millisecond)
+			set = append(set, bson.E{Key: fieldMode, Value: modeDraining}, bson.E{Key: fieldStrictFrom, Value: from})
+		default:
+			bump = false
+			set = append(set, bson.E{Key: fieldMode, Value: string(seqd.ModeStrict)})
+		}
+		if minBlock == 0 {
+			unset = append(unset, bson.E{Key: fieldMinBlock, Value: ""}, bson.E{Key: fieldMaxBlock, Value: ""})
+		} else {
+			set = append(set, bson.E{Key: fieldMinBlock, Value: minBlock}, bson.E{Key: fieldMaxBlock, Value: maxBlock})
+		}
+		update := bson.D{{Key: "$set", Value: set}}
+		if len(unset) > 0 {
+			update = append(update, bson.E{Key: "$unset", Value: unset})
+		}
+		if bump {
+			update = append(update, bson.E{Key: "$inc", Value: bson.D{{Key: fieldGen, Value: int64(1)}}})
+		}
+		if mode == seqd.ModeCached {
+			update = append(update, bson.E{Key: "$max", Value: bson.D{{Key: fieldLeaseMs, Value: c.cache.lease.Milliseconds()}}})
+		}
+		// A new document: the filter matches no document, so that the upsert
+		// inserts, or collides with one created meanwhile (E11000).
+		filter := bson.D{{Key: "_id", Value: name}, {Key: "$and", Value: bson.A{bson.D{{Key: fieldSeq, Value: bson.D{{Key: "$exists", Value: false}}}}}}}
+		opts := options.FindOneAndUpdate().SetReturnDocument(options.After)
+		if exists {
+			stored := absentOr(fieldMode, bson.D{{Key: "$eq", Value: string(seqd.ModeStrict)}})
+			switch {
+			case cur.draining:
+				stored = bson.D{{Key: fieldMode, Value: modeDraining}}
+			case cur.mode == seqd.ModeCached:
+				stored = bson.D{{Key: fieldMode, Value: string(seqd.ModeCached)}}
+			}
+			filter = counterFilter(name, math.MaxInt64, equalOrAbsent(fieldGen, cur.gen), stored)
+		} else {
+			update = append(update, bson.E{Key: "$setOnInsert", Value: bson.D{{Key: fieldSeq, Value: int64(0)}}})
+			opts.SetUpsert(true)
+		}
+		sent = time.Now()
+		doc, err := c.coll.FindOneAndUpdate(ctx, filter, update, opts).Raw()
+		recv = time.Now()
+		switch {
+		case errors.Is(err, mongo.ErrNoDocuments) || mongo.IsDuplicateKeyError(err):
+			return true, nil // the document changed (or was created) since it was read
+		case err != nil:
+			return false, err
+		}
+		s, err = parseCounter(name, doc)
+		return false, err
 	})
+	return s, sent, recv, err
 }
 
 // BlockStatus reports this Counter's blocks for name, if it serves name from
@@ -457,6 +708,7 @@ func (c *Counter) Close(ctx context.Context) error {
 	done := k.refreshDone
 	k.mu.Unlock()
 	k.stopRefresh()
+	k.finishers.Wait() // they end at once: stopRefresh ended their waits and writes
 	var errs []error
 	if done != nil {
 		select {

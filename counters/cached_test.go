@@ -87,7 +87,7 @@ func TestParseCounter(t *testing.T) {
 		says string
 	}{
 		{"bad seq", bson.D{id, {Key: "seq", Value: 1.5}, {Key: "mode", Value: "cached"}}, `the seq of "s" is a double 1.5`},
-		{"unknown mode", bson.D{id, seq, {Key: "mode", Value: "weird"}}, `the mode of "s" is a string "weird", want "strict" or "cached"`},
+		{"unknown mode", bson.D{id, seq, {Key: "mode", Value: "weird"}}, `the mode of "s" is a string "weird", want "strict", "cached" or "draining"`},
 		{"mode not a string", bson.D{id, seq, {Key: "mode", Value: 1}}, `the mode of "s" is an int 1`},
 		{"null mode", bson.D{id, seq, {Key: "mode", Value: nil}}, `the mode of "s" is of BSON type null`},
 		{"bound a double", bson.D{id, seq, {Key: "minBlock", Value: 10.0}, {Key: "maxBlock", Value: 20}}, `the minBlock of "s" is a double 10`},

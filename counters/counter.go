@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -77,7 +78,16 @@ func (c *Counter) NextN(ctx context.Context, name string, n int64) (Range, error
 			return r, wrap(err, "next", name)
 		}
 		r, err := c.coalescer.do(ctx, name, n, nil)
-		if !errors.Is(err, errUseBlocks) {
+		var d *drainError
+		switch {
+		case errors.Is(err, errUseBlocks):
+		case errors.As(err, &d):
+			// The name is leaving cached mode: wait for the end of the drain if
+			// the context allows, finish it, and write in strict mode.
+			if err := c.awaitDrain(ctx, d); err != nil {
+				return Range{}, wrap(err, "next", name)
+			}
+		default:
 			return r, wrap(err, "next", name)
 		}
 	}
@@ -89,20 +99,25 @@ func (c *Counter) NextN(ctx context.Context, name string, n int64) (Range, error
 // document it returns shows the name's mode: once it says cached, this Counter
 // serves the name from blocks; learned is true if this write made it do so.
 func (c *Counter) reserve(ctx context.Context, name string, n int64) (last int64, learned bool, err error) {
-	filter := counterFilter(name, math.MaxInt64-n)
+	filter := counterFilter(name, math.MaxInt64-n, notDraining)
 	update := bson.D{{Key: "$inc", Value: bson.D{{Key: fieldSeq, Value: n}}}}
 	var doc bson.Raw
+	var sent time.Time
 	err = c.retry.do(ctx, func() (bool, error) {
 		var err error
+		sent = time.Now()
 		doc, err = c.coll.FindOneAndUpdate(ctx, filter, update, reserveOptions).Raw()
 		if !mongo.IsDuplicateKeyError(err) {
 			return false, err
 		}
 		// The upsert collided with an existing document. Either a concurrent first
-		// call created it, or it holds too large a value for the filter to match.
-		// Or it is not a counter seqd can use, which the filter leaves alone too.
+		// call created it, or it holds too large a value for the filter to match,
+		// or it is leaving cached mode. Or it is not a counter seqd can use, which
+		// the filter leaves alone too.
 		cur, err := readCounter(ctx, c.coll, name)
 		switch {
+		case err == nil && cur.draining:
+			return false, c.cache.drainSeen(name, cur, time.Now())
 		case err == nil && cur.seq > math.MaxInt64-n:
 			return false, fmt.Errorf("%w: at %d, %d requested", ErrExhausted, cur.seq, n)
 		case err != nil && !errors.Is(err, ErrNotFound):
@@ -118,7 +133,7 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (last int64
 		return 0, false, err // bounds that fail the one check the filter cannot make: see counterFilter
 	}
 	if s.mode == seqd.ModeCached {
-		learned = c.cache.learn(c, name, s)
+		learned = c.cache.learn(c, name, s, sent)
 	}
 	return s.seq, learned, nil
 }
@@ -187,13 +202,15 @@ func (c *Counter) Set(ctx context.Context, name string, value int64, force bool)
 func (c *Counter) set(ctx context.Context, name string, value int64, force bool) error {
 	filter := counterFilter(name, math.MaxInt64)
 	return c.upsert(ctx, name, func() error {
+		// floor keeps a give-back of a block reserved before the Set from
+		// moving seq below value: see giveBack.
 		if force {
-			update := bson.D{{Key: "$set", Value: bson.D{{Key: fieldSeq, Value: value}}}}
+			update := bson.D{{Key: "$set", Value: bson.D{{Key: fieldSeq, Value: value}, {Key: fieldFloor, Value: value}}}}
 			_, err := c.coll.UpdateOne(ctx, filter, update, options.UpdateOne().SetUpsert(true))
 			return err
 		}
 		var before counterDoc
-		update := bson.D{{Key: "$max", Value: bson.D{{Key: fieldSeq, Value: value}}}}
+		update := bson.D{{Key: "$max", Value: bson.D{{Key: fieldSeq, Value: value}, {Key: fieldFloor, Value: value}}}}
 		err := c.coll.FindOneAndUpdate(ctx, filter, update, raiseOptions).Decode(&before)
 		switch {
 		case errors.Is(err, mongo.ErrNoDocuments):

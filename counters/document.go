@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -12,32 +13,57 @@ import (
 
 // The fields of a counter document:
 //
-//	{_id: name, seq: N, mode: "cached", minBlock: a, maxBlock: b, reserved: R, served: S, returned: G}
+//	{_id: name, seq: N, mode: "cached", minBlock: a, maxBlock: b, reserved: R, served: S, returned: G,
+//	 gen: g, leaseMs: l, floor: f, strictFrom: date}
 //
 // Only _id and seq are always there. A document without mode is strict; the
 // bounds are absent when they are the instance's defaults; the counts appear with
-// the first block reserved.
+// the first block reserved. gen counts the changes of mode and bounds; leaseMs
+// is the longest block lease any instance has taken; floor is the last value
+// set, below which a give-back never moves seq; strictFrom is there while the
+// mode is "draining", a strict sequence whose instances' leases have not all
+// run out yet.
 const (
-	fieldSeq      = "seq"
-	fieldMode     = "mode"
-	fieldMinBlock = "minBlock"
-	fieldMaxBlock = "maxBlock"
-	fieldReserved = "reserved"
-	fieldServed   = "served"
-	fieldReturned = "returned"
+	fieldSeq        = "seq"
+	fieldMode       = "mode"
+	fieldMinBlock   = "minBlock"
+	fieldMaxBlock   = "maxBlock"
+	fieldReserved   = "reserved"
+	fieldServed     = "served"
+	fieldReturned   = "returned"
+	fieldGen        = "gen"
+	fieldLeaseMs    = "leaseMs"
+	fieldFloor      = "floor"
+	fieldStrictFrom = "strictFrom"
 )
+
+// modeDraining is the stored mode of a sequence leaving cached mode: strict,
+// but no value is handed out until the leases on blocks have run out.
+const modeDraining = "draining"
 
 // counterState is a counter document that seqd can use.
 type counterState struct {
 	seq                int64
-	mode               seqd.Mode
+	mode               seqd.Mode // ModeStrict while draining
+	draining           bool
 	minBlock, maxBlock int64
 	blocks             seqd.BlockCounts
+	gen                int64 // changes of mode and bounds
+	leaseMs            int64 // the longest lease an instance took on a block
+	floor              int64 // the last value set
+	strictFrom         time.Time
 }
 
 // sequence is s as Current and List show it.
 func (s counterState) sequence(name string) Sequence {
-	return Sequence{Name: name, Value: s.seq, Mode: s.mode, MinBlock: s.minBlock, MaxBlock: s.maxBlock, Blocks: s.blocks}
+	seq := Sequence{Name: name, Value: s.seq, Mode: s.mode, MinBlock: s.minBlock, MaxBlock: s.maxBlock, Blocks: s.blocks}
+	if s.draining {
+		seq.StrictFrom = s.strictFrom
+		if seq.StrictFrom.IsZero() {
+			seq.StrictFrom = time.UnixMilli(0).UTC() // a draining document without the field: shown as past
+		}
+	}
+	return seq
 }
 
 // parseCounter reads name's counter document, or returns an error wrapping
@@ -55,11 +81,14 @@ func parseCounter(name string, doc bson.Raw) (counterState, error) {
 	s := counterState{seq: seq, mode: seqd.ModeStrict}
 	if v, err := doc.LookupErr(fieldMode); err == nil {
 		m, ok := v.StringValueOK()
-		if !ok || m != string(seqd.ModeStrict) && m != string(seqd.ModeCached) {
-			return counterState{}, fmt.Errorf(`%w: the mode of %q is %s %s, want "strict" or "cached"`,
+		if !ok || m != string(seqd.ModeStrict) && m != string(seqd.ModeCached) && m != modeDraining {
+			return counterState{}, fmt.Errorf(`%w: the mode of %q is %s %s, want "strict", "cached" or "draining"`,
 				ErrInvalidCounter, cut(name, 40), bsonTypeName(v.Type), valueText(v))
 		}
 		s.mode = seqd.Mode(m)
+		if m == modeDraining {
+			s.mode, s.draining = seqd.ModeStrict, true
+		}
 	}
 	if s.minBlock, err = blockBound(name, doc, fieldMinBlock); err != nil {
 		return counterState{}, err
@@ -74,10 +103,20 @@ func parseCounter(name string, doc bson.Raw) (counterState, error) {
 	for _, c := range []struct {
 		field string
 		n     *int64
-	}{{fieldReserved, &s.blocks.Reserved}, {fieldServed, &s.blocks.Served}, {fieldReturned, &s.blocks.Returned}} {
+	}{
+		{fieldReserved, &s.blocks.Reserved}, {fieldServed, &s.blocks.Served}, {fieldReturned, &s.blocks.Returned},
+		{fieldGen, &s.gen}, {fieldLeaseMs, &s.leaseMs}, {fieldFloor, &s.floor},
+	} {
 		if *c.n, err = count(name, doc, c.field); err != nil {
 			return counterState{}, err
 		}
+	}
+	if v, err := doc.LookupErr(fieldStrictFrom); err == nil {
+		if v.Type != bson.TypeDateTime {
+			return counterState{}, fmt.Errorf("%w: the %s of %q is %s %s, want a date",
+				ErrInvalidCounter, fieldStrictFrom, cut(name, 40), bsonTypeName(v.Type), valueText(v))
+		}
+		s.strictFrom = v.Time().UTC()
 	}
 	return s, nil
 }
@@ -126,6 +165,8 @@ func count(name string, doc bson.Raw, field string) (int64, error) {
 // The filter checks each bound alone. That minBlock ≤ maxBlock needs $expr with
 // $lte, which FerretDB 1.x does not evaluate; parseCounter checks it on reading.
 //
+// A draining document matches too: writes that hand out values add notDraining.
+//
 // more are further conditions, put inside the $and too.
 func counterFilter(name string, max int64, more ...bson.D) bson.D {
 	and := bson.A{
@@ -135,17 +176,33 @@ func counterFilter(name string, max int64, more ...bson.D) bson.D {
 			{Key: "$lte", Value: max},
 			notArray,
 		}}},
-		absentOr(fieldMode, bson.D{{Key: "$in", Value: bson.A{string(seqd.ModeStrict), string(seqd.ModeCached)}}, notArray}),
+		absentOr(fieldMode, bson.D{{Key: "$in", Value: bson.A{string(seqd.ModeStrict), string(seqd.ModeCached), modeDraining}}, notArray}),
 		absentOr(fieldMinBlock, boundCondition),
 		absentOr(fieldMaxBlock, boundCondition),
 		absentOr(fieldReserved, countCondition),
 		absentOr(fieldServed, countCondition),
 		absentOr(fieldReturned, countCondition),
+		absentOr(fieldGen, countCondition),
+		absentOr(fieldLeaseMs, countCondition),
+		absentOr(fieldFloor, countCondition),
+		absentOr(fieldStrictFrom, bson.D{{Key: "$type", Value: "date"}}),
 	}
 	for _, m := range more {
 		and = append(and, m)
 	}
 	return bson.D{{Key: "_id", Value: name}, {Key: "$and", Value: and}}
+}
+
+// notDraining keeps a write that hands out values off a sequence leaving
+// cached mode.
+var notDraining = bson.D{{Key: fieldMode, Value: bson.D{{Key: "$ne", Value: modeDraining}}}}
+
+// equalOrAbsent matches a document whose field is v, or, for v = 0, absent.
+func equalOrAbsent(field string, v int64) bson.D {
+	if v == 0 {
+		return absentOr(field, bson.D{{Key: "$eq", Value: int64(0)}})
+	}
+	return bson.D{{Key: field, Value: v}}
 }
 
 // boundCondition matches a block bound seqd can use.

@@ -25,6 +25,7 @@ const (
 	defaultMaxRetries   = 20
 	defaultWriteTimeout = 10 * time.Second
 	defaultModeRefresh  = time.Second
+	defaultBlockLease   = 15 * time.Second
 )
 
 // Observer is told about retries and writes, for metrics. The HTTP layer implements
@@ -74,6 +75,14 @@ type Options struct {
 	// their documents again, to learn that one went strict or got new bounds
 	// from another instance. 0 means 1s.
 	ModeRefresh time.Duration
+
+	// BlockLease is how long a Counter serves a cached sequence from its blocks
+	// after its latest confirmation that the sequence is still cached (a block
+	// fetch, or a mode refresh that read it), timed from when that request was
+	// sent. It is how long a cached sequence rides out a store outage, and how
+	// long a switch out of cached mode waits before strict values start. It
+	// should be several ModeRefresh periods. 0 means 15s.
+	BlockLease time.Duration
 }
 
 // withDefaults returns o with the zero fields replaced by their defaults.
@@ -92,6 +101,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ModeRefresh <= 0 {
 		o.ModeRefresh = defaultModeRefresh
+	}
+	if o.BlockLease <= 0 {
+		o.BlockLease = defaultBlockLease
 	}
 	if o.Observer == nil {
 		o.Observer = nopObserver{}

@@ -65,6 +65,7 @@ var (
 	ErrContention     = seqd.ErrContention
 	ErrBackwards      = seqd.ErrBackwards
 	ErrUnavailable    = seqd.ErrUnavailable
+	ErrDraining       = seqd.ErrDraining
 	ErrInvalidCounter = seqd.ErrInvalidCounter
 )
 

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -71,6 +73,7 @@ var codes = map[string]int{
 	// A stored record that another client wrote: the operator must see what was found.
 	"invalid_counter": http.StatusInternalServerError,
 	"contention":      http.StatusServiceUnavailable,
+	"draining":        http.StatusServiceUnavailable,
 	"unavailable":     http.StatusServiceUnavailable,
 }
 
@@ -103,6 +106,7 @@ var domainErrors = []struct {
 	{counters.ErrBackwards, "backwards", "the sequence would move backwards (PUT with ?force=true to do it on purpose)", true},
 	{counters.ErrExhausted, "exhausted", "sequence exhausted", true},
 	{counters.ErrContention, "contention", "too much contention on this sequence", false},
+	{counters.ErrDraining, "draining", "the sequence is leaving cached mode", true},
 	{counters.ErrUnavailable, "unavailable", "backend unavailable", false},
 	{counters.ErrInvalidCounter, "invalid_counter", "the sequence's stored record is not one seqd can use", true},
 	{context.DeadlineExceeded, "unavailable", "backend unavailable: no answer within the request deadline", false},
@@ -251,7 +255,7 @@ func errorHandler(log *slog.Logger, m *Metrics) echo.HTTPErrorHandler {
 		h.Set(echo.HeaderCacheControl, "no-store")
 		switch e.status {
 		case http.StatusServiceUnavailable, http.StatusTooManyRequests:
-			h.Set("Retry-After", strconv.Itoa(retryAfterSeconds))
+			h.Set("Retry-After", strconv.Itoa(retryAfter(err)))
 		case http.StatusUnauthorized:
 			h.Set("WWW-Authenticate", `Bearer realm="seqd"`)
 		}
@@ -277,5 +281,15 @@ func internalText(err error) string {
 	return err.Error()
 }
 
-// retryAfterSeconds is what 503 and 429 answers ask clients to wait.
+// retryAfterSeconds is what 503 and 429 answers ask clients to wait, unless
+// the error says how long (a sequence leaving cached mode).
 const retryAfterSeconds = 1
+
+// retryAfter is the Retry-After of an answer to err, in whole seconds, at least 1.
+func retryAfter(err error) int {
+	var r interface{ RetryAfter() time.Duration }
+	if errors.As(err, &r) {
+		return max(int(math.Ceil(r.RetryAfter().Seconds())), 1)
+	}
+	return retryAfterSeconds
+}

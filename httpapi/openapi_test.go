@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -309,7 +310,8 @@ func TestOpenAPIServed(t *testing.T) {
 var modeGuarantees = []string{
 	"strict: every value from a write; linearizable across instances; gapless while writes succeed.",
 	"cached: unique across all instances and clients; strictly increasing per instance (an answer that starts after another answer of the same instance returned is larger); a crash loses at most the unused rest of the blocks that instance held; no order across instances.",
-	"A mode change reaches every instance within seqd's --mode-refresh (SEQD_MODE_REFRESH, default 1s) plus one round trip; until then an instance may still serve from its blocks. (An instance that writes in strict mode learns of \"cached\" at its next write, from the returned document.)",
+	"An instance serves a cached sequence from its blocks only while its lease lasts (--block-lease, SEQD_BLOCK_LEASE, default 15s",
+	"A switch from cached to strict drains: no instance fetches or serves a block once it has seen it, and no value is handed out until every lease has run out",
 	"Exception everywhere: a forced Set that moves a sequence back hands values out again",
 }
 
@@ -370,8 +372,9 @@ func TestOpenAPISchemas(t *testing.T) {
 	schemas := doc.Components.Schemas
 
 	s := newServer(t)
+	// Every field of a Sequence at once, strict_from too (shown only while draining).
 	s.counter.StoreSequence(seqd.Sequence{Name: "orders", Value: 5000, Mode: seqd.ModeCached, MinBlock: 10, MaxBlock: 2000,
-		Blocks: seqd.BlockCounts{Reserved: 5000, Served: 10, Returned: 1}})
+		Blocks: seqd.BlockCounts{Reserved: 5000, Served: 10, Returned: 1}, StrictFrom: time.UnixMilli(1_795_000_000_000)})
 	st := cachedStatus
 	st.LastError = "backend unavailable"
 	s.counter.SetBlockStatus("orders", st)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -130,6 +131,8 @@ type sequenceResponse struct {
 	MinBlock int64                `json:"min_block,omitempty"` // 0: the instance's default
 	MaxBlock int64                `json:"max_block,omitempty"`
 	Blocks   *blockCountsResponse `json:"blocks,omitempty"` // only once a block was reserved
+	// StrictFrom is set while the sequence leaves cached mode.
+	StrictFrom *time.Time `json:"strict_from,omitempty"`
 }
 
 // blockCountsResponse is cached mode's accounting over every instance.
@@ -145,6 +148,10 @@ func sequenceOf(s counters.Sequence) *sequenceResponse {
 	r := &sequenceResponse{Name: s.Name, Value: s.Value, Mode: modeOf(s), MinBlock: s.MinBlock, MaxBlock: s.MaxBlock}
 	if b := s.Blocks; b.Reserved > 0 {
 		r.Blocks = &blockCountsResponse{Reserved: b.Reserved, Served: b.Served, Returned: b.Returned, Unaccounted: b.Unaccounted()}
+	}
+	if !s.StrictFrom.IsZero() {
+		t := s.StrictFrom.UTC().Truncate(time.Millisecond)
+		r.StrictFrom = &t
 	}
 	return r
 }

@@ -46,7 +46,7 @@ func main() {
 type config struct {
 	addr, uri, db, strategy, logLevel string
 	timeout, shutdownTimeout          time.Duration
-	modeRefresh                       time.Duration
+	modeRefresh, blockLease           time.Duration
 	tokens                            []string
 	adminToken                        string
 	noCoalesce                        bool
@@ -79,10 +79,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&rateBurst, "rate-burst", env("SEQD_RATE_BURST", "0"), "requests a client may make at once above the rate; 0 means one second's worth (SEQD_RATE_BURST)")
 	fs.StringVar(&c.logLevel, "log-level", env("SEQD_LOG_LEVEL", "info"), "debug, info, warn or error; successful requests are logged at debug (SEQD_LOG_LEVEL)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", env("SEQD_PPROF_ADDR", ""), "serve net/http/pprof on this address, apart from the API; off when empty (SEQD_PPROF_ADDR)")
-	var timeout, shutdown, modeRefresh string
+	var timeout, shutdown, modeRefresh, blockLease string
 	fs.StringVar(&timeout, "timeout", env("SEQD_TIMEOUT", "2s"), "per-request backend deadline (SEQD_TIMEOUT)")
 	fs.StringVar(&shutdown, "shutdown-timeout", env("SEQD_SHUTDOWN_TIMEOUT", "10s"), "how long in-flight requests may take to finish on shutdown (SEQD_SHUTDOWN_TIMEOUT)")
-	fs.StringVar(&modeRefresh, "mode-refresh", env("SEQD_MODE_REFRESH", "1s"), "how often an instance re-reads the mode of the sequences it serves from blocks; a mode change reaches it within this plus a round trip (SEQD_MODE_REFRESH)")
+	fs.StringVar(&modeRefresh, "mode-refresh", env("SEQD_MODE_REFRESH", "1s"), "how often an instance re-reads the mode of the sequences it serves from blocks, renewing their leases; a switch to cached reaches it within this plus a round trip (SEQD_MODE_REFRESH)")
+	fs.StringVar(&blockLease, "block-lease", env("SEQD_BLOCK_LEASE", "15s"), "how long an instance serves a cached sequence from its blocks after the store last confirmed it cached: how long it rides out a store outage, and how long a switch from cached to strict waits; more than twice --mode-refresh (SEQD_BLOCK_LEASE)")
 	// A bool flag, so that --no-coalesce alone means true; the environment is read
 	// below, when the flag is not given.
 	fs.BoolVar(&c.noCoalesce, "no-coalesce", false, "one backend write per sequence request instead of merging concurrent ones (SEQD_NO_COALESCE)")
@@ -101,6 +102,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.modeRefresh, err = positiveDuration("mode-refresh", modeRefresh); err != nil {
 		return c, err
+	}
+	if c.blockLease, err = positiveDuration("block-lease", blockLease); err != nil {
+		return c, err
+	}
+	if c.blockLease <= 2*c.modeRefresh {
+		return c, fmt.Errorf("block-lease (%v) must be more than twice mode-refresh (%v): each refresh renews the leases", c.blockLease, c.modeRefresh)
 	}
 	if v := getenv("SEQD_NO_COALESCE"); v != "" && !given(fs, "no-coalesce") {
 		if c.noCoalesce, err = strconv.ParseBool(v); err != nil {
@@ -207,7 +214,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	metrics := httpapi.NewMetrics(nil)
 	db := client.Database(cfg.db)
-	opts := counters.Options{NoCoalesce: cfg.noCoalesce, Observer: metrics, ModeRefresh: cfg.modeRefresh}
+	opts := counters.Options{NoCoalesce: cfg.noCoalesce, Observer: metrics, ModeRefresh: cfg.modeRefresh, BlockLease: cfg.blockLease}
 	counter, optimistic := counters.NewCounter(db, opts), counters.NewOptimistic(db, opts)
 	// However run ends, once no request is served any more (and before the client
 	// disconnects), give back the unused rest of cached sequences' blocks, so that
