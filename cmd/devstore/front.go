@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -20,15 +21,47 @@ import (
 // connection to a connection of its own to FerretDB, message by message. It reads
 // every request with the driver's wiremessage and bsoncore packages; what it
 // changes is described in the package comment.
+//
+// A client costs the front what it has sent, not what it says it will send: a
+// message's buffer grows as its bytes arrive, and FerretDB is dialed at the
+// first whole message. The timeouts and the cap bound how long and how many.
 type front struct {
 	dial   func(context.Context) (net.Conn, error) // a new connection to FerretDB
 	log    *slog.Logger
 	fail   *failCommand
 	writes chan struct{} // holds a token while a write command is at FerretDB
+
+	readTimeout time.Duration // for a message's bytes, from its first to its last
+	idleTimeout time.Duration // for a message's first byte, from the last reply
+	maxConns    int           // client connections at once; more are closed at accept
 }
 
+// The front's limits, as newFront sets them.
+const (
+	// defaultReadTimeout is long enough for the largest message (48 MB) over
+	// any link a development store is used on.
+	defaultReadTimeout = 30 * time.Second
+	// defaultIdleTimeout is far longer than the gaps between a working client's
+	// commands. Drivers keep pooled connections with no limit unless told
+	// (maxIdleTimeMS): the first command on one the front has closed fails
+	// with a network error.
+	defaultIdleTimeout = 10 * time.Minute
+	// defaultMaxConns is far more than tests and a few seqd processes open (a
+	// Go driver client pools up to 100), and bounds the FerretDB connections
+	// and goroutines the front holds.
+	defaultMaxConns = 1024
+)
+
 func newFront(dial func(context.Context) (net.Conn, error), log *slog.Logger) *front {
-	return &front{dial: dial, log: log, fail: newFailCommand(), writes: make(chan struct{}, 1)}
+	return &front{
+		dial:        dial,
+		log:         log,
+		fail:        newFailCommand(),
+		writes:      make(chan struct{}, 1),
+		readTimeout: defaultReadTimeout,
+		idleTimeout: defaultIdleTimeout,
+		maxConns:    defaultMaxConns,
+	}
 }
 
 // writeCommands are the commands that run one at a time. Each changes documents,
@@ -48,10 +81,16 @@ const maxMessageSize = 48_000_000
 // maxKeptBuffer is the largest message buffer a connection keeps between messages.
 const maxKeptBuffer = 1 << 20
 
+// minMessageBuffer is the first size of a message buffer, which then doubles as
+// the message's bytes arrive.
+const minMessageBuffer = 4 << 10
+
 // serve accepts connections on l until ctx ends, then closes l and every
 // connection and returns once their relays have finished. An accept error that
 // is not the shutdown (too many open files, say) is retried after a pause, as
-// net/http does, rather than ending the store.
+// net/http does, rather than ending the store. A connection past f.maxConns is
+// closed at once, as mongod closes one past maxIncomingConnections: the client
+// sees a network error rather than a wait with no end it can know.
 func (f *front) serve(ctx context.Context, l net.Listener) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -59,6 +98,7 @@ func (f *front) serve(ctx context.Context, l net.Listener) error {
 	defer cancel() // before wg.Wait: it ends the relays
 	stop := context.AfterFunc(ctx, func() { l.Close() })
 	defer stop()
+	slots := make(chan struct{}, f.maxConns) // a token for each connection served
 	pause := 5 * time.Millisecond
 	for {
 		c, err := l.Accept()
@@ -81,52 +121,61 @@ func (f *front) serve(ctx context.Context, l net.Listener) error {
 			continue
 		}
 		pause = 5 * time.Millisecond
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		select {
+		case slots <- struct{}{}:
+		default:
+			f.log.Warn("too many client connections; closing a new one",
+				"remote", c.RemoteAddr(), "max", f.maxConns)
+			c.Close()
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
 			f.relay(ctx, c)
-		}()
+		})
 	}
 }
 
 // A session is one client connection and its connection to FerretDB.
 type session struct {
-	client  net.Conn
-	in      *bufio.Reader // from client
-	backend net.Conn
-	out     *bufio.Reader // from backend
-	appName string        // from the client's handshake
-	buf     []byte        // the request being handled
-	reply   []byte        // the reply being relayed
+	client      net.Conn
+	in          *bufio.Reader // from client
+	backend     net.Conn      // nil until the client's first whole message
+	out         *bufio.Reader // from backend
+	stopBackend func() bool   // stops the closing of backend when the relay's ctx ends
+	appName     string        // from the client's handshake
+	buf         []byte        // the request being handled
+	reply       []byte        // the reply being relayed
 }
 
-// relay serves one client connection until either side closes it or ctx ends.
+// relay serves one client connection until either side closes it, the client
+// is idle or slow past the front's timeouts, or ctx ends.
 func (f *front) relay(ctx context.Context, client net.Conn) {
 	defer client.Close()
-	backend, err := f.dial(ctx)
-	if err != nil {
-		f.log.Warn("cannot reach FerretDB", "err", err)
-		return
-	}
-	defer backend.Close()
-	stop := context.AfterFunc(ctx, func() {
-		client.Close()
-		backend.Close()
-	})
+	stop := context.AfterFunc(ctx, func() { client.Close() })
 	defer stop()
 
-	s := &session{
-		client:  client,
-		in:      bufio.NewReader(client),
-		backend: backend,
-		out:     bufio.NewReader(backend),
-	}
+	s := &session{client: client, in: bufio.NewReader(client)}
+	defer s.closeBackend()
 	for {
-		if s.buf, err = readMessage(s.in, s.buf); err != nil {
-			if !errors.Is(err, io.EOF) && ctx.Err() == nil {
+		if err := f.readRequest(s); err != nil {
+			switch {
+			case ctx.Err() != nil, errors.Is(err, io.EOF): // the store or the client is done
+			case errors.Is(err, errIdle):
+				f.log.Debug("closing an idle client connection", "remote", client.RemoteAddr(), "after", f.idleTimeout)
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				f.log.Warn("closing a client connection whose message did not arrive in time",
+					"remote", client.RemoteAddr(), "timeout", f.readTimeout)
+			default:
 				f.log.Debug("client connection ends", "remote", client.RemoteAddr(), "err", err)
 			}
 			return
+		}
+		if s.backend == nil {
+			if err := f.connectBackend(ctx, s); err != nil {
+				f.log.Warn("cannot reach FerretDB", "err", err)
+				return
+			}
 		}
 		if err := f.handle(ctx, s); err != nil {
 			if ctx.Err() == nil {
@@ -141,6 +190,49 @@ func (f *front) relay(ctx context.Context, client net.Conn) {
 		if cap(s.reply) > maxKeptBuffer {
 			s.reply = nil
 		}
+	}
+}
+
+// errIdle is a client connection on which no message began within the idle timeout.
+var errIdle = errors.New("no message within the idle timeout")
+
+// readRequest reads the client's next message into s.buf. Its first byte must
+// come within f.idleTimeout, and the rest within f.readTimeout of it. The time
+// the front takes to answer counts for neither: deadlines are set only here.
+func (f *front) readRequest(s *session) error {
+	if err := s.client.SetReadDeadline(time.Now().Add(f.idleTimeout)); err != nil {
+		return err
+	}
+	if _, err := s.in.Peek(1); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return errIdle
+		}
+		return err
+	}
+	if err := s.client.SetReadDeadline(time.Now().Add(f.readTimeout)); err != nil {
+		return err
+	}
+	var err error
+	s.buf, err = readMessage(s.in, s.buf)
+	return err
+}
+
+// connectBackend dials FerretDB for s, to be closed by s.closeBackend or when
+// ctx ends.
+func (f *front) connectBackend(ctx context.Context, s *session) error {
+	backend, err := f.dial(ctx)
+	if err != nil {
+		return err
+	}
+	s.backend, s.out = backend, bufio.NewReader(backend)
+	s.stopBackend = context.AfterFunc(ctx, func() { backend.Close() })
+	return nil
+}
+
+func (s *session) closeBackend() {
+	if s.backend != nil {
+		s.stopBackend()
+		s.backend.Close()
 	}
 }
 
@@ -393,7 +485,9 @@ func isHandshake(command string) bool {
 	return command == "hello" || command == "isMaster" || command == "ismaster"
 }
 
-// readMessage reads one whole wire message into buf's storage.
+// readMessage reads one whole wire message into buf's storage, which grows as the
+// message's bytes arrive: a new buffer holds at most twice the bytes read so far,
+// or minMessageBuffer. A message's declared length is only a claim.
 func readMessage(r *bufio.Reader, buf []byte) ([]byte, error) {
 	head, err := r.Peek(4)
 	if err != nil {
@@ -406,12 +500,23 @@ func readMessage(r *bufio.Reader, buf []byte) ([]byte, error) {
 	if n < 16 || n > maxMessageSize {
 		return buf, fmt.Errorf("message length %d out of range", n)
 	}
-	if cap(buf) < n {
-		buf = make([]byte, n)
+	buf = buf[:0]
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(n, max(2*cap(buf), minMessageBuffer)))
+			copy(grown, buf)
+			buf = grown
+		}
+		m, err := r.Read(buf[len(buf):min(n, cap(buf))])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return buf, err
+		}
 	}
-	buf = buf[:n]
-	_, err = io.ReadFull(r, buf)
-	return buf, err
+	return buf, nil
 }
 
 // msgBody is the section-0 document of an OP_MSG reply.
