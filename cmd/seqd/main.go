@@ -200,7 +200,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: level}))
 
-	client, err := mongo.Connect(options.Client().ApplyURI(cfg.uri).SetAppName("seqd"))
+	// Idle pooled connections are closed after 5 minutes, before a server or a
+	// proxy that closes idle connections (the development store does at 10)
+	// makes the first write after a pause fail on a dead connection.
+	client, err := mongo.Connect(options.Client().ApplyURI(cfg.uri).SetAppName("seqd").SetMaxConnIdleTime(5 * time.Minute))
 	if err != nil {
 		return fmt.Errorf("mongodb: %w", err)
 	}
