@@ -28,7 +28,7 @@ type cache struct {
 
 	mu     sync.RWMutex
 	names  map[string]*cachedName // the names served from blocks
-	drains map[string]drainWatch  // the names seen leaving cached mode
+	drains map[string]*drainWatch // the names seen leaving cached mode
 	closed bool                   // Close was called: strict only from now on
 	// refreshDone is not nil while the refresher runs, and is closed when it ends.
 	refreshDone chan struct{}
@@ -46,7 +46,7 @@ func (k *cache) init(opts Options) {
 	k.lease = opts.BlockLease
 	k.writeTimeout = opts.WriteTimeout
 	k.names = make(map[string]*cachedName)
-	k.drains = make(map[string]drainWatch)
+	k.drains = make(map[string]*drainWatch)
 	k.refreshCtx, k.stopRefresh = context.WithCancel(context.Background())
 }
 
@@ -101,10 +101,12 @@ func (e *cachedName) leased() bool {
 
 // drainWatch is what this Counter knows of a name leaving cached mode: the
 // document's gen, and when, on this process's clock, every lease on its blocks
-// has run out.
+// has run out. Under cache.mu.
 type drainWatch struct {
-	gen   int64
-	until time.Time
+	gen       int64
+	until     time.Time
+	finished  bool          // this Counter made the name strict
+	finishing chan struct{} // closed when the write that makes it strict returns; nil when none is in flight
 }
 
 // drainError is a write that found its name leaving cached mode. It wraps
@@ -137,28 +139,38 @@ func (k *cache) drainWait(leaseMs int64) time.Duration {
 // returns the error for the callers: every lease confirmed before the switch
 // has run out drainWait after the document was read, since it was read after
 // the switch.
-func (k *cache) drainSeen(name string, s counterState, recv time.Time) error {
+func (k *cache) drainSeen(name string, s counterState, recv time.Time) *drainError {
 	until := recv.Add(k.drainWait(s.leaseMs))
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if w, ok := k.drains[name]; ok && w.gen == s.gen && w.until.Before(until) {
-		until = w.until
-	}
-	for n, w := range k.drains { // a handful at most: drains are rare and short
-		if time.Since(w.until) > time.Minute {
-			delete(k.drains, n)
+	w := k.drains[name]
+	if w != nil && w.gen == s.gen {
+		if w.until.Before(until) {
+			until = w.until
 		}
+		w.until = until
+	} else {
+		for n, w := range k.drains { // a handful at most: drains are rare and short
+			if time.Since(w.until) > time.Minute && w.finishing == nil {
+				delete(k.drains, n)
+			}
+		}
+		k.drains[name] = &drainWatch{gen: s.gen, until: until}
 	}
-	k.drains[name] = drainWatch{gen: s.gen, until: until}
 	return &drainError{name: name, gen: s.gen, until: until}
 }
 
+// drainFinishMargin is what a caller's deadline must leave after a drain ends
+// for the caller to wait for it: time to make the name strict and write a value.
+// A caller with less gets ErrDraining at once.
+const drainFinishMargin = 250 * time.Millisecond
+
 // awaitDrain waits, if ctx allows, until d's drain is over, and finishes it:
 // the document's mode becomes strict. It returns d itself, at once, when ctx
-// would end first.
+// would end too soon after the drain.
 func (c *Counter) awaitDrain(ctx context.Context, d *drainError) error {
 	if wait := time.Until(d.until); wait > 0 {
-		if dl, ok := ctx.Deadline(); ok && dl.Before(d.until) {
+		if dl, ok := ctx.Deadline(); ok && dl.Before(d.until.Add(drainFinishMargin)) {
 			return d
 		}
 		t := time.NewTimer(wait)
@@ -172,25 +184,44 @@ func (c *Counter) awaitDrain(ctx context.Context, d *drainError) error {
 	return c.finishDrain(ctx, d.name, d.gen)
 }
 
-// finishDrain makes name strict if it is still draining in gen. Every instance
-// may: the one that switched it does when its wait is over, any other once it
-// has waited as long from when it saw the drain.
+// finishDrain makes name strict if it is still draining in gen, once per
+// Counter: callers who wait for one drain share one write. Every instance may
+// finish a drain: the one that switched the name does when its wait is over,
+// any other once it has waited as long from when it saw the drain.
 func (c *Counter) finishDrain(ctx context.Context, name string, gen int64) error {
+	k := &c.cache
+	k.mu.Lock()
+	w := k.drains[name]
+	switch {
+	case w == nil || w.gen != gen || w.finished:
+		k.mu.Unlock()
+		return nil // finished here, or another switch since: the next write tells
+	case w.finishing != nil:
+		ch := w.finishing
+		k.mu.Unlock()
+		select {
+		case <-ch:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	ch := make(chan struct{})
+	w.finishing = ch
+	k.mu.Unlock()
+
 	filter := counterFilter(name, math.MaxInt64, bson.D{{Key: fieldMode, Value: modeDraining}}, equalOrAbsent(fieldGen, gen))
 	update := bson.D{
 		{Key: "$set", Value: bson.D{{Key: fieldMode, Value: string(seqd.ModeStrict)}}},
 		{Key: "$unset", Value: bson.D{{Key: fieldStrictFrom, Value: ""}}},
 	}
-	if _, err := c.coll.UpdateOne(ctx, filter, update); err != nil {
-		return err
-	}
-	k := &c.cache
+	_, err := c.coll.UpdateOne(ctx, filter, update)
 	k.mu.Lock()
-	if w, ok := k.drains[name]; ok && w.gen == gen {
-		delete(k.drains, name)
-	}
+	w.finished = err == nil
+	w.finishing = nil
 	k.mu.Unlock()
-	return nil
+	close(ch)
+	return err
 }
 
 // errNotCached is what a block fetch returns when the name's document is no
@@ -581,7 +612,7 @@ func (c *Counter) SetMode(ctx context.Context, name string, mode seqd.Mode, minB
 	}
 	k.mu.Unlock()
 	if s.draining {
-		d := k.drainSeen(name, s, recv).(*drainError)
+		d := k.drainSeen(name, s, recv)
 		k.finishers.Go(func() {
 			t := time.NewTimer(time.Until(d.until))
 			defer t.Stop()

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -463,18 +464,29 @@ func cachedStoreDown(t *testing.T, fault bson.D) {
 }
 
 // An operator switches a busy sequence between strict and cached several times
-// while clients load two instances: every answer is a 200, no value twice, each
-// instance's answers in order, and each switch reaches both instances.
+// while clients load two instances: every answer is a 200, or, while a switch to
+// strict drains, a 503 draining whose Retry-After is within the lease; no value
+// twice, each instance's answers in order, and each switch reaches both
+// instances.
 func TestCachedProcessModeSwitches(t *testing.T) {
 	ctx := testContext(t)
 	const clients = 16
-	c := startCluster(t, 2, clients)
+	const lease = 2 * time.Second
+	c := startCluster(t, 2, clients, "SEQD_BLOCK_LEASE="+lease.String(), "SEQD_MODE_REFRESH=200ms")
 	const name = "cached-switched"
 	var answers byProcess
 	var seen tally
+	var draining atomic.Int64
 	fail := &failures{t: t}
 	stop := c.load(ctx, name, clients, func(instance int, call nextCall) {
 		process := fmt.Sprint("seqd-", instance)
+		if code, _, err := apiError(call.body); call.status == http.StatusServiceUnavailable && err == nil && code == "draining" {
+			if s, err := strconv.Atoi(call.header.Get("Retry-After")); err != nil || s < 1 || time.Duration(s)*time.Second > lease+time.Second {
+				fail.errorf("%s: %v with Retry-After %q, want 1 to %v", process, call, call.header.Get("Retry-After"), lease+time.Second)
+			}
+			draining.Add(1)
+			return
+		}
 		if call.status != http.StatusOK {
 			fail.errorf("%s: %v, want 200", process, call)
 			return
@@ -517,5 +529,5 @@ func TestCachedProcessModeSwitches(t *testing.T) {
 		t.Errorf("GET /seq/%s after the switches: %+v, want strict, with the blocks reserved while cached", name, v)
 	}
 	res := answers.check(t)
-	t.Logf("2 seqd, %d clients, %d switches (%s): %v", clients, len(modes)-1, strings.Join(took, ", "), res)
+	t.Logf("2 seqd, %d clients, %d switches (%s): %v; %d × 503 draining", clients, len(modes)-1, strings.Join(took, ", "), res, draining.Load())
 }

@@ -302,8 +302,8 @@ func TestCachedRefreshSwitchesApart(t *testing.T) {
 	names := []string{"a", "b"}
 	// Blocks of 1000: each name's first Next leaves 999 values to serve, and none
 	// is fetched ahead.
-	opts := counters.Options{Blocks: blocks.Options{MinBlock: 1000, MaxBlock: 1000}, ModeRefresh: 20 * time.Millisecond}
-	c := counters.NewCounter(db, opts)
+	opts := counters.Options{Blocks: blocks.Options{MinBlock: 1000, MaxBlock: 1000}, ModeRefresh: 20 * time.Millisecond, BlockLease: time.Second}
+	c := counters.NewCounter(be.NewAppClient(t, "refreshing").Database(db.Name()), opts)
 	other := counters.NewCounter(db, counters.Options{})
 	t.Cleanup(func() { c.Close(context.Background()); other.Close(context.Background()) })
 	for _, name := range names {
@@ -317,7 +317,8 @@ func TestCachedRefreshSwitchesApart(t *testing.T) {
 	noReads := bson.D{
 		{Key: "failCommands", Value: bson.A{"find"}},
 		{Key: "namespace", Value: ns},
-		{Key: "errorCode", Value: 8}, // UnknownError: neither retried nor a change of the server's state
+		{Key: "appName", Value: "refreshing"}, // c's reads, not the switches'
+		{Key: "errorCode", Value: 8},          // UnknownError: neither retried nor a change of the server's state
 	}
 	be.FailCommand(t, "alwaysOn", noReads)
 	for _, name := range names {

@@ -104,7 +104,18 @@ func (b *Backend) String() string {
 // separate process would have. It is disconnected when tb ends.
 func (b *Backend) NewClient(tb testing.TB) *mongo.Client {
 	tb.Helper()
-	c, err := mongo.Connect(b.clientOptions())
+	return b.NewAppClient(tb, "")
+}
+
+// NewAppClient is NewClient with an application name in the handshake, which a
+// failpoint's appName can aim at; "" names none.
+func (b *Backend) NewAppClient(tb testing.TB, app string) *mongo.Client {
+	tb.Helper()
+	opts := b.clientOptions()
+	if app != "" {
+		opts.SetAppName(app)
+	}
+	c, err := mongo.Connect(opts)
 	if err != nil {
 		tb.Fatalf("connect to %s: %v", b.Kind, err)
 	}
