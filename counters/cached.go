@@ -551,7 +551,7 @@ func (c *Counter) refresh(done chan struct{}) {
 func (c *Counter) readModes(names []string) (map[string]counterState, error) {
 	ctx, cancel := context.WithTimeout(c.cache.refreshCtx, c.cache.writeTimeout)
 	defer cancel()
-	cur, err := c.coll.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: names}}}})
+	cur, err := c.confirm.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: names}}}})
 	if err != nil {
 		return nil, err
 	}

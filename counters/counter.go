@@ -19,6 +19,7 @@ import (
 type Counter struct {
 	coll      *mongo.Collection
 	peek      *mongo.Collection // coll, read with read concern majority
+	confirm   *mongo.Collection // coll, read with read concern linearizable: the mode refresh's reads
 	retry     retrier
 	coalescer *coalescer
 	cache     cache // cached mode's allocators; see cached.go
@@ -32,9 +33,10 @@ var _ Sequencer = (*Counter)(nil)
 func NewCounter(db *mongo.Database, opts Options) *Counter {
 	opts = opts.withDefaults()
 	c := &Counter{
-		coll:  db.Collection(CounterCollection, opts.collectionOptions()),
-		peek:  db.Collection(CounterCollection, opts.peekOptions()),
-		retry: opts.retrier(StrategyCounter),
+		coll:    db.Collection(CounterCollection, opts.collectionOptions()),
+		peek:    db.Collection(CounterCollection, opts.peekOptions()),
+		confirm: db.Collection(CounterCollection, opts.confirmOptions()),
+		retry:   opts.retrier(StrategyCounter),
 	}
 	c.coalescer = newCoalescer(c.reserveBatch, opts.Observer.Batch, opts)
 	c.observer = opts.Observer

@@ -18,6 +18,7 @@
 //		Observer:     nil,                     // told about retries and Counter batches, for metrics
 //		Blocks:       blocks.Options{},        // a Counter's cached sequences: block sizes, prefetch, cooldown
 //		ModeRefresh:  time.Second,             // how often a Counter re-reads the modes of its cached names
+//		BlockLease:   15 * time.Second,        // how long blocks are served after the store last confirmed them
 //	}
 //
 // A name is 1 to 64 characters of [A-Za-z0-9_.-] (ValidName); a new name starts at 1.
@@ -85,12 +86,16 @@
 // ModeCached, min, max) stores it, creating the sequence at 0 if it is new; the
 // document then reads
 //
-//	{_id: name, seq: N, mode: "cached", minBlock: a, maxBlock: b, reserved: R, served: S, returned: G}
+//	{_id: name, seq: N, mode: "cached", minBlock: a, maxBlock: b, reserved: R, served: S, returned: G,
+//	 gen: g, leaseMs: l}
 //
-// In cached mode a Counter reserves blocks of values with one findAndModify each,
+// gen counts the changes into and out of cached mode and of a cached
+// sequence's bounds; leaseMs is the longest lease (below) any instance has
+// taken on the sequence's blocks. In cached mode a Counter reserves blocks of
+// values with one findAndModify each,
 //
-//	filter  {_id: name, mode: "cached", seq: {$lte: MaxInt64 - n}}
-//	update  {$inc: {seq: n, reserved: n, served: d}}
+//	filter  {_id: name, mode: "cached", gen: g, seq: {$lte: MaxInt64 - n}}
+//	update  {$inc: {seq: n, reserved: n, served: d}, $max: {leaseMs: lease}}
 //
 // and hands them out from memory, through one allocator per name (package
 // blocks): it fetches the next block before the current one runs out, adapts the
@@ -108,53 +113,98 @@
 //     instance (an answer that starts after another answer of the same instance
 //     returned is larger); a crash loses at most the unused rest of the blocks
 //     that instance held; no order across instances.
-//   - A mode change reaches every instance within Options.ModeRefresh (default 1
-//     s) plus one round trip; until then an instance may still serve from its
-//     blocks. (An instance that writes in strict mode learns of "cached" at its
-//     next write, from the returned document.)
+//   - Across a switch from cached to strict, strict stays linearizable with
+//     every answer before it, whichever instance gave that answer: a strict
+//     answer is larger than every answer that ended before it started.
 //   - Exception everywhere: a forced Set that moves a sequence back hands values
 //     out again.
 //
-// Here an instance is one Counter: share one per process and database. The mode
-// change in SetMode takes effect in its own Counter at once. While a Counter
+// Here an instance is one Counter: share one per process and database.
+//
+// # Leases
+//
+// An instance serves a name from its blocks only while its lease lasts:
+// Options.BlockLease (15 s by default) from the latest request that confirmed
+// the name cached in the gen its allocator was made in, timed on the monotonic
+// clock from when that request was sent. A block fetch confirms it (it
+// matches only in that gen), and so does the mode refresh: while a Counter
 // serves names from blocks, one goroutine re-reads their documents every
-// ModeRefresh, with one find, and stops serving the names that went strict, got
-// other bounds, or are gone; it ends with the last such name, or at Close. A
-// block fetch that finds the name no longer cached reserves nothing, and its
-// callers take the strict path.
+// ModeRefresh (1 s by default), with one find (read concern linearizable:
+// a primary cut off from its majority cannot confirm a lease), confirms the leases of those
+// still cached in the same gen, and stops serving the others (gone strict or
+// draining, other bounds, unusable or gone); it ends with the last such name,
+// or at Close. Checking the lease costs a clock read and two atomic loads per
+// value. A confirmation by a read counts for at most the document's leaseMs,
+// which every fetch raises to its instance's lease and nothing lowers, so a
+// drain that waits leaseMs waits out every lease.
+//
+// Past its lease (the store down, the instance cut off from it, or paused
+// longer than the lease) an instance stops serving its blocks: its callers
+// take the strict path, which in cached mode makes a new allocator whose
+// blocks come from new fetches, or fail with ErrUnavailable if the store does
+// not answer. So the lease is how long a cached sequence rides out a store
+// outage, and how long a switch out of cached mode waits.
+//
+// # Switching
+//
+// SetMode to cached takes effect in its own Counter at once; another instance
+// learns it at its next strict write, from the returned document, or within
+// its ModeRefresh. A block fetch waits in the name's queue like any write,
+// after the strict writes queued before it, and a strict batch whose turn comes
+// once the name is served from blocks writes nothing: its callers are served
+// from the blocks. Callers who write alone (Options.NoCoalesce, or inside a
+// session) are not queued, so their strict write can be in flight while the
+// first block is fetched: if, when it returns, the name is served from blocks
+// and not because of this write's own answer, its values become a gap and its
+// callers are served from the blocks.
+//
+// Leaving cached mode drains. SetMode to strict on a cached sequence writes
+//
+//	{mode: "draining", strictFrom: date, $inc: {gen: 1}}
+//
+// No instance fetches or serves a block once it has seen it (the fetch's
+// filter names the old gen, and the refresh retires the allocator), and no
+// strict write matches a draining document, so no value is handed out until
+// every lease confirmed before the switch has run out: an instance that saw
+// the document draining waits the longest lease (the larger of leaseMs and its
+// own) and 2% for clocks whose rates differ, counted from when its read of the
+// draining document came back, then writes mode "strict". The instance that
+// switched does so on its own; a caller of any instance that waited as long
+// does too. Meanwhile NextN waits, if its context's deadline leaves 250 ms
+// after the drain, and otherwise fails at once with an error that wraps
+// ErrDraining and ErrUnavailable and says how long to wait. The switch
+// completes within the lease plus a round trip. strictFrom, which Current
+// shows as Sequence.StrictFrom, is the switching instance's estimate on its own
+// wall clock; the drain itself is timed on each instance's monotonic clock, so
+// it assumes clocks that run at the same rate within 2%, not clocks that agree.
 //
 // Close (at SIGTERM) closes every allocator, waiting for a fetch in flight, and
 // gives back the contiguous unused tail that ends at the highest value the
 // instance reserved, with one conditional update:
 //
-//	filter  {_id: name, seq: tailLast}
+//	filter  {_id: name, seq: tailLast, floor: {$lte: tailFirst-1} or absent}
 //	update  {$set: {seq: tailFirst-1}, $inc: {returned: k, served: d}}
 //
-// If another instance has reserved past the tail, nothing matches and only d is
-// reported. So restarting the only instance loses nothing. The counts are
+// Set stores the value it sets as floor. If another instance has reserved past
+// the tail, a strict value was written, or a Set named a value at or above the
+// tail's first since, nothing matches and only d is reported: a give-back never
+// moves a sequence below a value set, nor below anything reserved or handed
+// out after its block. A block fetch that the store applied has its report of d
+// counted before its answer is read, so served never counts a value twice. So restarting the only instance loses nothing. The counts are
 // accounting, summed over instances: reserved = served + returned + what
 // instances hold now + what was lost (skipped, or held by an instance that
 // stopped without Close). Current and List show them (Sequence.Blocks). After
 // Close the Counter serves every name in strict mode.
 //
-// When the store is down, an allocator serves the values it holds, then its
-// callers fail with ErrUnavailable, and for Options.Blocks.Cooldown after a failed
-// fetch they fail at once.
+// When the store is down, an allocator serves the values it holds while its
+// lease lasts, then its callers fail with ErrUnavailable, and for
+// Options.Blocks.Cooldown after a failed fetch they fail at once.
 //
 // Set moves where the next block starts. It does not reach the blocks instances
 // hold: each instance, this one included, serves them before values above a
 // raised value (they are below it, so still unique), and after a forced Set back
 // it serves them too.
 //
-// The switch keeps each instance's order. A block fetch waits in the name's
-// queue like any write, after the strict writes queued before it, and a strict
-// batch whose turn comes once the name is served from blocks writes nothing: its
-// callers are served from the blocks. Leaving cached mode, the allocator stops
-// serving before any caller writes in strict mode. Callers who write alone
-// (Options.NoCoalesce, or inside a session) are not queued, so their strict
-// write can be in flight while the first block is fetched: if, when it returns,
-// the name is served from blocks and not because of this write's own answer,
-// its values become a gap and its callers are served from the blocks.
 // Optimistic has no modes.
 //
 // A document whose mode is not "strict" or "cached", whose minBlock or

@@ -127,6 +127,15 @@ func (o Options) peekOptions() *options.CollectionOptionsBuilder {
 	return o.collectionOptions().SetReadConcern(readconcern.Majority())
 }
 
+// confirmOptions are for the mode refresh's reads, which confirm the leases on
+// cached blocks: read concern linearizable, so that a primary cut off from the
+// rest of its replica set, not yet stepped down, cannot show a sequence still
+// cached after a majority has switched it (the server confirms it is still
+// primary before it answers).
+func (o Options) confirmOptions() *options.CollectionOptionsBuilder {
+	return o.collectionOptions().SetReadConcern(readconcern.Linearizable())
+}
+
 // retrier is the retry loop with o's bound and Observer, for strategy.
 func (o Options) retrier(strategy string) retrier {
 	return retrier{max: o.MaxRetries, strategy: strategy, observer: o.Observer}
