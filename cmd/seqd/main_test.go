@@ -45,14 +45,16 @@ func TestParseConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.addr != "127.0.0.1:8080" || c.db != "seqd" || c.timeout != 2*time.Second || c.strategy != "counter" ||
-		c.uri != "mongodb://db" || c.tokens != nil || c.adminToken != "" || c.noCoalesce || c.rateLimit != 0 || c.modeRefresh != time.Second {
+		c.uri != "mongodb://db" || c.tokens != nil || c.adminToken != "" || c.noCoalesce || c.rateLimit != 0 || c.modeRefresh != time.Second ||
+		c.blockLease != 15*time.Second {
 		t.Errorf("defaults: %+v", c)
 	}
 }
 
 func TestParseConfigFlagBeatsEnv(t *testing.T) {
 	env := envOf("MONGODB_URI", "mongodb://env", "SEQD_ADDR", ":1", "SEQD_TIMEOUT", "5s",
-		"SEQD_TOKENS", "a, b,,c", "SEQD_STRATEGY", "optimistic", "SEQD_NO_COALESCE", "true", "SEQD_RATE_LIMIT", "100", "SEQD_MODE_REFRESH", "250ms")
+		"SEQD_TOKENS", "a, b,,c", "SEQD_STRATEGY", "optimistic", "SEQD_NO_COALESCE", "true", "SEQD_RATE_LIMIT", "100", "SEQD_MODE_REFRESH", "250ms",
+		"SEQD_BLOCK_LEASE", "2s")
 	c, err := parseConfig([]string{"--addr", ":2", "--mongodb-uri", "mongodb://flag"}, env, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +63,8 @@ func TestParseConfigFlagBeatsEnv(t *testing.T) {
 		t.Errorf("flags did not win: addr %q uri %q", c.addr, c.uri)
 	}
 	if c.timeout != 5*time.Second || c.strategy != "optimistic" || !c.noCoalesce || c.rateLimit != 100 ||
-		!slices.Equal(c.tokens, []string{"a", "b", "c"}) || c.modeRefresh != 250*time.Millisecond {
+		!slices.Equal(c.tokens, []string{"a", "b", "c"}) || c.modeRefresh != 250*time.Millisecond ||
+		c.blockLease != 2*time.Second {
 		t.Errorf("environment not read: %+v", c)
 	}
 }
@@ -119,6 +122,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{[]string{"--timeout", "soon"}, "timeout"},
 		{[]string{"--strategy", "random"}, "strategy"},
 		{[]string{"--mode-refresh", "0s"}, "mode-refresh"},
+		{[]string{"--block-lease", "0s"}, "block-lease"},
+		{[]string{"--block-lease", "2s", "--mode-refresh", "1s"}, "more than twice mode-refresh"},
 		{[]string{"--no-coalesce=perhaps"}, "no-coalesce"},
 		{[]string{"--rate-limit", "-1"}, "rate-limit"},
 		{[]string{"--rate-burst", "x"}, "rate-burst"},
