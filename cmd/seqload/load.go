@@ -174,7 +174,13 @@ func (l *load) drive(stopCtx, requestCtx context.Context, w *worker) {
 func (l *load) do(ctx context.Context, w *worker) {
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.url, nil)
+	// Values are taken with POST: net/http's transport sends a GET again when a
+	// reused connection closes before the answer, which would take values unseen.
+	method := http.MethodGet
+	if l.cfg.target == targetSeq {
+		method = http.MethodPost
+	}
+	req, err := http.NewRequestWithContext(ctx, method, w.url, nil)
 	if err != nil {
 		panic(err) // the URL was validated with the flags
 	}

@@ -27,7 +27,7 @@ type sharedSeq struct {
 func (s *sharedSeq) serve(t *testing.T, addr string) string {
 	t.Helper()
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /seq/{name}/next", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST /seq/{name}/next", func(w http.ResponseWriter, r *http.Request) {
 		count, err := strconv.ParseInt(r.URL.Query().Get("count"), 10, 64)
 		if err != nil {
 			count = 1
