@@ -94,7 +94,8 @@ func (e *cachedName) confirm(sent time.Time, lease time.Duration) {
 }
 
 // leased reports whether e may serve from its blocks now: a monotonic clock
-// read and two atomic loads.
+// read and two atomic loads. Before its first block e holds nothing, and a
+// fetch that answers within the lease confirms itself (reserveBlock).
 func (e *cachedName) leased() bool {
 	return int64(time.Since(epoch)) < e.leaseUntil.Load() || !e.fetched.Load()
 }
@@ -352,6 +353,13 @@ func (c *Counter) reserveBlock(ctx context.Context, e *cachedName, n int64) (fir
 			e.mu.Lock()
 			e.highest = s.seq
 			e.mu.Unlock()
+			if time.Since(sent) >= c.cache.lease {
+				// An answer that took longer than the lease confirms nothing: the
+				// name may have drained and gone strict meanwhile. Its block is a
+				// gap; the callers take the strict path.
+				e.stale.Store(true)
+				return 0, 0, errNotCached
+			}
 			e.confirm(sent, c.cache.lease)
 			e.fetched.Store(true)
 			return s.seq - n + 1, n, nil
