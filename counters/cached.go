@@ -554,12 +554,19 @@ func (c *Counter) refresh(done chan struct{}) {
 	}
 }
 
-// readModes reads the documents of names with one find, and returns those seqd
-// can use.
+// modesOptions project a counter document on what the mode refresh reads.
+var modesOptions = options.Find().SetProjection(bson.D{
+	{Key: fieldSeq, Value: 1}, {Key: fieldMode, Value: 1}, {Key: fieldMinBlock, Value: 1}, {Key: fieldMaxBlock, Value: 1},
+	{Key: fieldGen, Value: 1}, {Key: fieldLeaseMs, Value: 1},
+})
+
+// readModes reads the documents of names with one find, only the fields that
+// say whether each is still cached as its allocator was made, and returns those
+// seqd can use.
 func (c *Counter) readModes(names []string) (map[string]counterState, error) {
 	ctx, cancel := context.WithTimeout(c.cache.refreshCtx, c.cache.writeTimeout)
 	defer cancel()
-	cur, err := c.confirm.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: names}}}})
+	cur, err := c.confirm.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: names}}}}, modesOptions)
 	if err != nil {
 		return nil, err
 	}
