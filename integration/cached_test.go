@@ -196,7 +196,7 @@ func TestCachedTwoInstances(t *testing.T) {
 func TestCachedSwitchUnderLoad(t *testing.T) {
 	ctx := testContext(t)
 	name := be.Database(t).Name()
-	opts := counters.Options{Blocks: blocks.Options{MinBlock: 200, MaxBlock: 2000}, ModeRefresh: 20 * time.Millisecond}
+	opts := counters.Options{Blocks: blocks.Options{MinBlock: 200, MaxBlock: 2000}, ModeRefresh: 20 * time.Millisecond, BlockLease: 300 * time.Millisecond}
 	a := counters.NewCounter(be.NewClient(t).Database(name), opts)
 	b := counters.NewCounter(be.NewClient(t).Database(name), opts)
 	t.Cleanup(func() { a.Close(context.Background()); b.Close(context.Background()) })
@@ -260,7 +260,7 @@ func TestCachedSwitchUnderLoad(t *testing.T) {
 func TestCachedModeRefresh(t *testing.T) {
 	ctx := testContext(t)
 	db := be.Database(t)
-	opts := counters.Options{Blocks: blocks.Options{Prefetch: 1}, ModeRefresh: 20 * time.Millisecond}
+	opts := counters.Options{Blocks: blocks.Options{Prefetch: 1}, ModeRefresh: 20 * time.Millisecond, BlockLease: 300 * time.Millisecond}
 	a := counters.NewCounter(db, opts)
 	b := counters.NewCounter(db, opts)
 	t.Cleanup(func() { a.Close(context.Background()); b.Close(context.Background()) })
