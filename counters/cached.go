@@ -75,6 +75,7 @@ type cachedName struct {
 
 	mu       sync.Mutex
 	highest  int64 // the last value of the latest block reserved; 0 before the first
+	forced   int64 // the document's forced Sets when that block was reserved
 	reported int64 // the allocator's Served as last reported to the store
 
 	retiring atomic.Bool   // someone has started to retire it
@@ -351,7 +352,7 @@ func (c *Counter) reserveBlock(ctx context.Context, e *cachedName, n int64) (fir
 				return 0, 0, err // bounds that fail the one check the filter cannot make: see counterFilter
 			}
 			e.mu.Lock()
-			e.highest = s.seq
+			e.highest, e.forced = s.seq, s.forced
 			e.mu.Unlock()
 			if time.Since(sent) >= c.cache.lease {
 				// An answer that took longer than the lease confirms nothing: the
@@ -441,7 +442,7 @@ func (c *Counter) retire(ctx context.Context, e *cachedName) error {
 func (c *Counter) giveBack(ctx context.Context, e *cachedName, held []seqd.Range) error {
 	served := e.unreported()
 	e.mu.Lock()
-	highest := e.highest
+	highest, forced := e.highest, e.forced
 	e.mu.Unlock()
 	report := func() {
 		e.mu.Lock()
@@ -450,9 +451,12 @@ func (c *Counter) giveBack(ctx context.Context, e *cachedName, held []seqd.Range
 	}
 
 	if t, ok := tail(held, highest); ok {
-		// seq still at the tail's end: nothing was reserved or handed out since.
-		// floor at most just below the tail: no value was set since either.
+		// seq still at the tail's end, and no forced Set since its block (which
+		// could have moved seq back, and others' blocks up to it again): nothing
+		// was reserved or handed out since. floor at most just below the tail:
+		// no value was set since either.
 		filter := counterFilter(e.name, t.Last, bson.D{{Key: fieldSeq, Value: t.Last}},
+			equalOrAbsent(fieldForced, forced),
 			absentOr(fieldFloor, bson.D{{Key: "$lte", Value: t.First - 1}}))
 		update := bson.D{
 			{Key: "$set", Value: bson.D{{Key: fieldSeq, Value: t.First - 1}}},

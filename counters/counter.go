@@ -205,9 +205,13 @@ func (c *Counter) set(ctx context.Context, name string, value int64, force bool)
 	filter := counterFilter(name, math.MaxInt64)
 	return c.upsert(ctx, name, func() error {
 		// floor keeps a give-back of a block reserved before the Set from
-		// moving seq below value: see giveBack.
+		// moving seq below value, and forced one from moving it at all: a
+		// forced Set may move seq back to where such a block ends. See giveBack.
 		if force {
-			update := bson.D{{Key: "$set", Value: bson.D{{Key: fieldSeq, Value: value}, {Key: fieldFloor, Value: value}}}}
+			update := bson.D{
+				{Key: "$set", Value: bson.D{{Key: fieldSeq, Value: value}, {Key: fieldFloor, Value: value}}},
+				{Key: "$inc", Value: bson.D{{Key: fieldForced, Value: int64(1)}}},
+			}
 			_, err := c.coll.UpdateOne(ctx, filter, update, options.UpdateOne().SetUpsert(true))
 			return err
 		}

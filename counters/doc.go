@@ -30,7 +30,7 @@
 //	o.Insert(ctx, coll, doc) (int64, error)     inserts doc with _id max(_id)+1 and returns that _id
 //	s.Current(ctx, name) (Sequence, error)      the sequence as stored (last value, mode), taking nothing
 //	s.Set(ctx, name, v, force) error            the next value will be v+1
-//	s.List(ctx) ([]Sequence, error)             every sequence with its value, ordered by name
+//	s.List(ctx, opts) (Page, error)             a page of sequences by name: ListOptions{Prefix, After, Limit}
 //	c.SetMode(ctx, name, mode, min, max) error  strict or cached, with cached blocks' bounds (0, 0: Options.Blocks')
 //	c.BlockStatus(name) (blocks.Status, bool)   this process's blocks for name, in cached mode
 //	c.Close(ctx) error                          gives back unused cached values; then strict only
@@ -182,12 +182,14 @@
 // gives back the contiguous unused tail that ends at the highest value the
 // instance reserved, with one conditional update:
 //
-//	filter  {_id: name, seq: tailLast, floor: {$lte: tailFirst-1} or absent}
+//	filter  {_id: name, seq: tailLast, forced: f, floor: {$lte: tailFirst-1} or absent}
 //	update  {$set: {seq: tailFirst-1}, $inc: {returned: k, served: d}}
 //
-// Set stores the value it sets as floor. If another instance has reserved past
-// the tail, a strict value was written, or a Set named a value at or above the
-// tail's first since, nothing matches and only d is reported: a give-back never
+// Set stores the value it sets as floor, and a forced Set counts itself in
+// forced (the filter names the count the instance's last fetch returned). If
+// another instance has reserved past the tail, a strict value was written, a
+// Set named a value at or above the tail's first, or any forced Set came since,
+// nothing matches and only d is reported: a give-back never
 // moves a sequence below a value set, nor below anything reserved or handed
 // out after its block. A block fetch that the store applied has its report of d
 // counted before its answer is read, so served never counts a value twice. So restarting the only instance loses nothing. The counts are

@@ -20,7 +20,8 @@ import (
 // bounds are absent when they are the instance's defaults; the counts appear with
 // the first block reserved. gen counts the changes of mode and bounds; leaseMs
 // is the longest block lease any instance has taken; floor is the last value
-// set, below which a give-back never moves seq; strictFrom is there while the
+// set, below which a give-back never moves seq; forced counts the forced Sets,
+// across which no block is given back; strictFrom is there while the
 // mode is "draining", a strict sequence whose instances' leases have not all
 // run out yet.
 const (
@@ -34,6 +35,7 @@ const (
 	fieldGen        = "gen"
 	fieldLeaseMs    = "leaseMs"
 	fieldFloor      = "floor"
+	fieldForced     = "forced"
 	fieldStrictFrom = "strictFrom"
 )
 
@@ -51,6 +53,7 @@ type counterState struct {
 	gen                int64 // changes of mode and bounds
 	leaseMs            int64 // the longest lease an instance took on a block
 	floor              int64 // the last value set
+	forced             int64 // the forced Sets
 	strictFrom         time.Time
 }
 
@@ -105,7 +108,7 @@ func parseCounter(name string, doc bson.Raw) (counterState, error) {
 		n     *int64
 	}{
 		{fieldReserved, &s.blocks.Reserved}, {fieldServed, &s.blocks.Served}, {fieldReturned, &s.blocks.Returned},
-		{fieldGen, &s.gen}, {fieldLeaseMs, &s.leaseMs}, {fieldFloor, &s.floor},
+		{fieldGen, &s.gen}, {fieldLeaseMs, &s.leaseMs}, {fieldFloor, &s.floor}, {fieldForced, &s.forced},
 	} {
 		if *c.n, err = count(name, doc, c.field); err != nil {
 			return counterState{}, err
@@ -185,6 +188,7 @@ func counterFilter(name string, max int64, more ...bson.D) bson.D {
 		absentOr(fieldGen, countCondition),
 		absentOr(fieldLeaseMs, countCondition),
 		absentOr(fieldFloor, countCondition),
+		absentOr(fieldForced, countCondition),
 		absentOr(fieldStrictFrom, bson.D{{Key: "$type", Value: "date"}}),
 	}
 	for _, m := range more {

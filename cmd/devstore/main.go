@@ -25,6 +25,35 @@
 //     set makes them fail. See failCommand for what each field does.
 //   - It answers endSessions itself: FerretDB keeps no server sessions.
 //
+// A client costs the front what it has sent: a message's buffer grows as its
+// bytes arrive (up to mongod's 48 MB), and FerretDB is dialed at a connection's
+// first whole message. A message begun must arrive whole within 30 seconds, a
+// connection with no message for 10 minutes is closed, and past 1024 client
+// connections a new one is closed at once. Drivers keep idle pooled connections
+// forever unless told otherwise: set maxIdleTimeMS below 10 minutes, or the first
+// command after a longer pause fails with a network error.
+//
+// # Its files
+//
+// Each database is a file in -dir, DB.sqlite, with SQLite's write-ahead log
+// (DB.sqlite-wal) and the log's index (DB.sqlite-shm) next to it. SQLite's own
+// checkpoint, run by each commit once the log holds 1000 pages (4 MiB), copies
+// the log into the database up to the oldest snapshot a reader still holds, and
+// the log starts over only once all of it has been copied. FerretDB's
+// findAndModify and update keep their read of the document open while they
+// write it, so every such write is committed with a reader on the snapshot
+// before it: the checkpoint never catches up, and the log grows by every write
+// (8 KB a counter increment) until the store stops cleanly. No pragma helps:
+// wal_autocheckpoint only says when that same checkpoint runs, and
+// journal_size_limit applies only when the log starts over. So the store
+// checkpoints itself: every 100 ms, a log past 4 MiB is checkpointed with
+// TRUNCATE, which waits for the readers and empties the log, on a connection of
+// the store's own, holding the front's write token so that no write command,
+// and so none of those readers, is at FerretDB (without the token, the
+// checkpoint and a findAndModify would wait for each other). A read command's
+// reader kept longer than 100 ms (a cursor left open) makes it give up and try
+// again, less often while it stays.
+//
 // # What it guarantees
 //
 // Single-document writes are atomic with respect to each other, as on mongod: a
@@ -128,9 +157,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}()
 	var d net.Dialer
 	fr := newFront(func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "unix", sock) }, log)
+	checkpointsDone := make(chan struct{})
+	go func() {
+		defer close(checkpointsDone)
+		checkpointLogs(ctx, abs, fr.writes, log)
+	}()
 	fmt.Fprintf(stdout, "listening on %s\n", l.Addr())
 	err = fr.serve(ctx, l)
 	cancel()
+	<-checkpointsDone
 	<-ferretDone
 	return err
 }
