@@ -4,6 +4,8 @@ package integration
 
 import (
 	"net"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,7 +14,7 @@ import (
 
 // slowProxy forwards TCP connections to a server and holds everything the server
 // sends for a delay the test can change at any time: a slow backend, as its client
-// sees it.
+// sees it. Cut and Heal partition the client from the server and back.
 type slowProxy struct {
 	ln       net.Listener
 	upstream string
@@ -20,7 +22,9 @@ type slowProxy struct {
 	closed   chan struct{}
 
 	mu    sync.Mutex
-	conns map[net.Conn]struct{}
+	conns map[net.Conn]struct{} // forwarded, both ends
+	cut   bool                  // between Cut and Heal
+	held  map[net.Conn]struct{} // accepted during a cut, forwarded nowhere
 	wg    sync.WaitGroup
 }
 
@@ -32,7 +36,8 @@ func startSlowProxy(t *testing.T, upstream string) *slowProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &slowProxy{ln: ln, upstream: upstream, closed: make(chan struct{}), conns: map[net.Conn]struct{}{}}
+	p := &slowProxy{ln: ln, upstream: upstream, closed: make(chan struct{}),
+		conns: map[net.Conn]struct{}{}, held: map[net.Conn]struct{}{}}
 	p.wg.Go(p.accept)
 	t.Cleanup(p.close)
 	return p
@@ -44,41 +49,100 @@ func (p *slowProxy) Addr() string { return p.ln.Addr().String() }
 // SetDelay makes the proxy hold each chunk from the server for d before passing it on.
 func (p *slowProxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
 
+// Cut partitions the clients from the server, as a network that drops every
+// packet would, but at once: every connection is closed, so that a request in
+// flight fails now rather than at its client's timeout, and the connections
+// accepted from now on are held open with nothing forwarded either way, so that
+// a client's dial succeeds and its handshake never gets an answer, until Heal.
+func (p *slowProxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = true
+	for c := range p.conns {
+		c.Close() // its pipes untrack it
+	}
+}
+
+// Heal ends a Cut: the connections held are closed, so that their clients dial
+// again, and new connections are forwarded.
+func (p *slowProxy) Heal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = false
+	for c := range p.held {
+		c.Close()
+		delete(p.held, c)
+	}
+}
+
 func (p *slowProxy) accept() {
 	for {
 		down, err := p.ln.Accept()
 		if err != nil {
 			return // closed
 		}
-		up, err := net.Dial("tcp", p.upstream)
-		if err != nil {
-			down.Close()
-			continue
+		var up net.Conn
+		if !p.isCut() { // during a cut nothing reaches the server, not even a dial
+			if up, err = net.Dial("tcp", p.upstream); err != nil {
+				down.Close()
+				continue
+			}
 		}
-		if !p.track(down, up) {
+		switch p.track(down, up) {
+		case closing:
 			return
+		case holding:
+			continue
 		}
 		p.wg.Go(func() { p.pipe(up, down, false) })
 		p.wg.Go(func() { p.pipe(down, up, true) })
 	}
 }
 
-// track registers a pair of connections, unless the proxy is closing.
-func (p *slowProxy) track(conns ...net.Conn) bool {
+func (p *slowProxy) isCut() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cut
+}
+
+// admission is what becomes of an accepted connection.
+type admission int
+
+const (
+	forwarding admission = iota
+	holding              // a cut: held until Heal
+	closing              // the proxy is closing: closed
+)
+
+// track registers an accepted connection and its upstream (nil if none was
+// dialed because the proxy was cut): forwarded, held if the proxy is cut, or
+// closed if it is closing.
+func (p *slowProxy) track(down, up net.Conn) admission {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	select {
 	case <-p.closed:
-		for _, c := range conns {
-			c.Close()
+		down.Close()
+		if up != nil {
+			up.Close()
 		}
-		return false
+		return closing
 	default:
 	}
-	for _, c := range conns {
-		p.conns[c] = struct{}{}
+	switch {
+	case p.cut:
+		if up != nil {
+			up.Close()
+		}
+		p.held[down] = struct{}{}
+		return holding
+	case up == nil: // cut when accepted, healed since: its client dials again
+		down.Close()
+		return holding
 	}
-	return true
+	p.conns[down] = struct{}{}
+	p.conns[up] = struct{}{}
+	return forwarding
 }
 
 // pipe copies from src to dst, delayed if slow, and closes both when either side ends.
@@ -128,6 +192,26 @@ func (p *slowProxy) close() {
 	for c := range p.conns {
 		c.Close()
 	}
+	for c := range p.held {
+		c.Close()
+	}
 	p.mu.Unlock()
 	p.wg.Wait()
+}
+
+// startStoreRelay starts a slowProxy to the backend and returns it with a
+// connection string that reaches the backend through it only: direct, so that
+// the driver does not discover the replica set's members and go around it.
+func startStoreRelay(t *testing.T) (*slowProxy, string) {
+	t.Helper()
+	u, err := url.Parse(seqdURI())
+	if err != nil || u.Scheme != "mongodb" || u.Host == "" || strings.Contains(u.Host, ",") {
+		t.Skipf("the relay needs a mongodb:// URI with one host, not %s", be.Kind)
+	}
+	p := startSlowProxy(t, u.Host)
+	u.Host = p.Addr()
+	q := u.Query()
+	q.Set("directConnection", "true")
+	u.RawQuery = q.Encode()
+	return p, u.String()
 }
