@@ -150,7 +150,9 @@ type byProcess struct {
 	recs map[string]*history.Recorder
 }
 
-func (b *byProcess) add(process string, op history.Op) {
+// add records op as process's, its Client prefixed with the process's name, and
+// returns it as recorded.
+func (b *byProcess) add(process string, op history.Op) history.Op {
 	b.mu.Lock()
 	if b.recs == nil {
 		b.recs = map[string]*history.Recorder{}
@@ -163,6 +165,7 @@ func (b *byProcess) add(process string, op history.Op) {
 	b.mu.Unlock()
 	op.Client = process + " " + op.Client
 	rec.Add(op)
+	return op
 }
 
 // check fails t on a value received twice, over all processes, or an answer of a

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
 	"testing"
@@ -285,8 +284,7 @@ func checkSwitch(t *testing.T, name string, run *leaseRun, ev switchTimes) {
 			fail.errorf("%s: %v", c.instance, err)
 			continue
 		}
-		answers.add(c.instance, op)
-		op.Client = c.instance + " " + op.Client
+		op = answers.add(c.instance, op)
 		all = append(all, op)
 		if c.start.After(ev.healAt) {
 			healOp = append(healOp, op)
@@ -313,7 +311,7 @@ func checkSwitch(t *testing.T, name string, run *leaseRun, ev switchTimes) {
 	}
 
 	// (a) Strict answers bind every answer that starts after them.
-	for _, v := range notAbove(strict, all) {
+	for _, v := range history.CheckAbove(strict, all) {
 		fail.errorf("after a strict answer: %s", v)
 	}
 	// (b) B serves from its blocks while its lease lasts, and no longer.
@@ -329,7 +327,7 @@ func checkSwitch(t *testing.T, name string, run *leaseRun, ev switchTimes) {
 			ev.held, bLastBlock.Sub(ev.cutAt).Round(time.Millisecond), ev.lease, ev.refresh)
 	}
 	// (c) After Heal, both serve values above everything answered before.
-	for _, v := range notAbove(beforeHeal, healOp) {
+	for _, v := range history.CheckAbove(beforeHeal, healOp) {
 		fail.errorf("after Heal: %s", v)
 	}
 	// (d) No value twice; each process's answers in order.
@@ -364,30 +362,6 @@ func checkDraining(fail *failures, c instanceCall, strictFrom time.Time, drain t
 		fail.errorf("%s: %v with Retry-After %ds, %v before strict_from: want it until strict_from, rounded up",
 			c.instance, c.nextCall, ra, left.Round(time.Millisecond))
 	}
-}
-
-// notAbove returns the answers of later that do not hold larger values than
-// every answer of earlier that ended before they started.
-func notAbove(earlier, later []history.Op) []string {
-	byEnd := slices.SortedFunc(slices.Values(earlier), func(x, y history.Op) int { return x.End.Compare(y.End) })
-	top := make([]int, len(byEnd)) // top[i]: the op of byEnd[:i+1] with the largest Last
-	for i := range byEnd {
-		if top[i] = i; i > 0 && byEnd[top[i-1]].Last >= byEnd[i].Last {
-			top[i] = top[i-1]
-		}
-	}
-	var out []string
-	for _, x := range later {
-		n := sort.Search(len(byEnd), func(i int) bool { return !byEnd[i].End.Before(x.Start) })
-		if n == 0 {
-			continue
-		}
-		if s := byEnd[top[n-1]]; x.First <= s.Last {
-			out = append(out, fmt.Sprintf("%s got %d..%d, started %v after %s got %d..%d",
-				x.Client, x.First, x.Last, x.Start.Sub(s.End).Round(time.Microsecond), s.Client, s.First, s.Last))
-		}
-	}
-	return out
 }
 
 // An equal Set between a block fetch and a clean stop: the instance holds the

@@ -21,6 +21,11 @@
 //     if its First is not above that maximum. Each op counts once, however many values it
 //     holds. Ops whose intervals overlap, even in a single instant (equal times), do not
 //     constrain each other: the server may have served them in either order.
+//   - Real-time order from some ops to others. CheckAbove asks it of two sets only: every
+//     op of the later set holds values above every op of the binding set that completed
+//     before it was invoked; the ops within either set do not constrain one another. So
+//     a caller can hold every answer to the answers known to be strict, or the answers
+//     after a fault healed to those before it, where the history as a whole promises less.
 //   - Gaps, where expected. Gaps counts the values in [Min, Max] no op received. It is
 //     always counted, and a failure only with Options.Contiguous.
 //
@@ -150,6 +155,35 @@ func CheckFunc(n int, op func(i int) Op, opts Options) Result {
 	}
 	r.Examples = ex.merge()
 	return r
+}
+
+// CheckAbove checks that every op of later holds values above every op of binding that
+// completed before it was invoked (End strictly before Start), and describes each op of
+// later that does not, in the order of later, next to the binding op with the largest
+// Last among those that completed before it. The ops of binding do not bind one another,
+// nor those of later one another; overlapping ops never bind. It does not modify binding
+// or later, and takes O((m+n) log m) for m ops in binding and n in later.
+func CheckAbove(binding, later []Op) []string {
+	byEnd := slices.SortedFunc(slices.Values(binding), func(a, b Op) int { return a.End.Compare(b.End) })
+	top := make([]int, len(byEnd)) // top[i]: the op of byEnd[:i+1] with the largest Last
+	for i := range byEnd {
+		if top[i] = i; i > 0 && byEnd[top[i-1]].Last >= byEnd[i].Last {
+			top[i] = top[i-1]
+		}
+	}
+	var out []string
+	for _, o := range later {
+		// byEnd[:n] completed before o was invoked
+		n, _ := slices.BinarySearchFunc(byEnd, o.Start, func(b Op, start time.Time) int { return b.End.Compare(start) })
+		if n == 0 {
+			continue
+		}
+		if b := byEnd[top[n-1]]; o.First <= b.Last {
+			out = append(out, fmt.Sprintf("%s got %s, invoked %v after %s got %s",
+				o.Client, values(o.First, o.Last), o.Start.Sub(b.End), b.Client, values(b.First, b.Last)))
+		}
+	}
+	return out
 }
 
 func valid(o Op) bool { return o.First <= o.Last && !o.End.Before(o.Start) }

@@ -280,3 +280,52 @@ func TestCheckFunc(t *testing.T) {
 		t.Errorf("CheckFunc = %v after %d calls", r, calls)
 	}
 }
+
+func TestCheckAbove(t *testing.T) {
+	tests := []struct {
+		name           string
+		binding, later []Op
+		want           []string
+	}{
+		{name: "no binding op", later: []Op{op("b", 20, 30, 1, 1)}},
+		{name: "no later op", binding: []Op{op("a", 0, 10, 5, 5)}},
+		{
+			// b was invoked before a completed, or as it did: the server may have served b first.
+			name:    "overlapping ops are not bound",
+			binding: []Op{op("a", 0, 10, 5, 5)},
+			later:   []Op{op("b", 9, 20, 1, 1), op("c", 10, 20, 2, 5)},
+		},
+		{
+			name:    "invoked after the binding op completed",
+			binding: []Op{op("a", 0, 10, 5, 7)},
+			later:   []Op{op("b", 11, 20, 1, 1), op("c", 12, 20, 7, 9), op("d", 13, 20, 8, 8)},
+			want:    []string{"b got 1, invoked 1µs after a got 5..7", "c got 7..9, invoked 2µs after a got 5..7"},
+		},
+		{
+			// At 20, a and c have completed, not b: c's 12 binds. At 31, b's 20 binds.
+			name:    "the largest Last of those that completed binds",
+			binding: []Op{op("a", 0, 10, 8, 8), op("b", 0, 30, 20, 20), op("c", 5, 15, 12, 12)},
+			later: []Op{
+				op("w", 20, 40, 13, 13), op("x", 20, 40, 12, 12), op("y", 31, 40, 15, 15), op("z", 31, 40, 21, 21),
+			},
+			want: []string{"x got 12, invoked 5µs after c got 12", "y got 15, invoked 1µs after b got 20"},
+		},
+		{
+			// Within binding and within later, nothing is ordered.
+			name:    "each set alone binds nothing",
+			binding: []Op{op("a", 0, 10, 5, 5), op("b", 20, 30, 1, 1)},
+			later:   []Op{op("c", 40, 50, 9, 9), op("d", 60, 70, 6, 6)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			binding, later := slices.Clone(tt.binding), slices.Clone(tt.later)
+			if got := CheckAbove(binding, later); !slices.Equal(got, tt.want) {
+				t.Errorf("CheckAbove =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+			if !slices.Equal(binding, tt.binding) || !slices.Equal(later, tt.later) {
+				t.Error("CheckAbove modified its arguments")
+			}
+		})
+	}
+}

@@ -200,3 +200,40 @@ func TestCheckAgainstDefinition(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckAboveAgainstDefinition compares CheckAbove with its definition, pair by pair,
+// on small arbitrary sets, and with Check's order violations when a history binds itself.
+func TestCheckAboveAgainstDefinition(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	arbitrary := func(client string, n int) []Op {
+		ops := make([]Op, n)
+		for i := range ops {
+			start, first := r.Int64N(20), r.Int64N(30)-5
+			ops[i] = op(fmt.Sprint(client, i), start, start+r.Int64N(8), first, first+r.Int64N(4))
+		}
+		return ops
+	}
+	for range 2000 {
+		binding, later := arbitrary("a", r.IntN(8)), arbitrary("b", r.IntN(8))
+		var want []string // the clients of later bound by an op of binding
+		for _, o := range later {
+			for _, b := range binding {
+				if b.End.Before(o.Start) && b.Last >= o.First {
+					want = append(want, o.Client)
+					break
+				}
+			}
+		}
+		got := CheckAbove(binding, later)
+		clients := make([]string, len(got))
+		for i, g := range got {
+			clients[i], _, _ = strings.Cut(g, " ")
+		}
+		if !slices.Equal(clients, want) {
+			t.Fatalf("CheckAbove(%v, %v) = %q, want the ops of %v", binding, later, got, want)
+		}
+		if n := Check(later, Options{}).OrderViolations; len(CheckAbove(later, later)) != int(n) {
+			t.Fatalf("CheckAbove(%v, itself) = %q, Check counts %d order violations", later, CheckAbove(later, later), n)
+		}
+	}
+}
