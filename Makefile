@@ -29,6 +29,7 @@ unit:
 	$(if $(RACE),,$(NORACE_WARNING))
 	$(GOTEST) ./...
 	cd cmd/devstore && $(GOTEST) ./...
+	$(if $(RACE),$(GO) test -count=1 -run '^TestSixtyMillionFromTwoGoroutines$$' ./uuidv7/)
 
 # The suite itself runs from its directory (go test's local directory mode), so that
 # the line saying which backend it chose is printed even when every test passes;
@@ -47,6 +48,7 @@ bench:
 # Each fuzz target for FUZZTIME (make test runs their seed corpora only).
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./objectid/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./uuidv7/
 	$(GO) test -run '^$$' -fuzz '^FuzzValidName$$' -fuzztime $(FUZZTIME) ./counters/
 	$(GO) test -run '^$$' -fuzz '^FuzzSetBody$$' -fuzztime $(FUZZTIME) ./httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzQueryCount$$' -fuzztime $(FUZZTIME) ./httpapi/

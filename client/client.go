@@ -1,6 +1,6 @@
 // Package client is a Go client for seqd's HTTP API: it takes values of seqd's
-// sequences (POST /seq/{name}/next) and reads a sequence as stored (GET
-// /seq/{name}). It imports package seqd and the standard library, and package
+// sequences (POST /seq/{name}/next), reads a sequence as stored (GET
+// /seq/{name}) and lists them a page at a time (GET /seq). It imports package seqd and the standard library, and package
 // blocks for its local cache; never the MongoDB driver or Echo.
 //
 // # Errors
@@ -65,6 +65,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"net/url"
 	"strings"
@@ -266,6 +267,51 @@ func (c *Client) current(ctx context.Context, name string) (seqd.Sequence, error
 		return seqd.Sequence{}, fmt.Errorf("client: current %q: %w", name, err)
 	}
 	return seq, nil
+}
+
+// listPage is how many sequences List asks for at a time: seqd's default page,
+// whose answer stays well inside maxAnswer.
+const listPage = 100
+
+// List returns the sequences whose names start with prefix ("" for all), in order
+// of name, asking seqd for a page at a time (GET /seq?prefix=…&after=…) as the
+// loop reaches the end of the one before, so that neither the client nor seqd
+// holds more than a page. A sequence whose record seqd cannot use comes with Err
+// set to its *Error (code invalid_counter, which unwraps to
+// seqd.ErrInvalidCounter), and the loop goes on. A failed request ends the loop:
+// its error comes as the last pair, with a zero Sequence. A prefix that is not
+// the start of a name (seqd.ValidName) is seqd.ErrInvalidName, before any request.
+//
+// A walk sees each name once, in order, but not one moment's state: a sequence
+// created behind the page being read is missed, and values go on changing.
+func (c *Client) List(ctx context.Context, prefix string) iter.Seq2[seqd.Sequence, error] {
+	return func(yield func(seqd.Sequence, error) bool) {
+		switch {
+		case prefix != "" && !seqd.ValidName(prefix):
+			yield(seqd.Sequence{}, fmt.Errorf("client: list: prefix %q: %w", prefix, seqd.ErrInvalidName))
+			return
+		case c.closed.Load():
+			yield(seqd.Sequence{}, fmt.Errorf("client: list: %w", ErrClosed))
+			return
+		}
+		after := ""
+		for {
+			page, err := c.listPage(ctx, prefix, after)
+			if err != nil {
+				yield(seqd.Sequence{}, fmt.Errorf("client: list %q after %q: %w", prefix, after, err))
+				return
+			}
+			for _, s := range page.Sequences {
+				if !yield(s, nil) {
+					return
+				}
+			}
+			if page.Next == "" {
+				return
+			}
+			after = page.Next
+		}
+	}
 }
 
 // Close releases the cache's allocators, waiting until ctx ends for blocks

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/seqd/seqd"
@@ -188,4 +189,77 @@ func (s sequenceAnswer) sequence(name string) (seqd.Sequence, error) {
 		Blocks:     seqd.BlockCounts{Reserved: s.Blocks.Reserved, Served: s.Blocks.Served, Returned: s.Blocks.Returned},
 		StrictFrom: s.StrictFrom,
 	}, nil
+}
+
+// page is one page of GET /seq, checked.
+type page struct {
+	Sequences []seqd.Sequence
+	Next      string
+}
+
+// listPage asks seqd for the page of names that start with prefix, after after.
+func (c *Client) listPage(ctx context.Context, prefix, after string) (page, error) {
+	q := url.Values{"limit": {strconv.Itoa(listPage)}}
+	if prefix != "" {
+		q.Set("prefix", prefix)
+	}
+	if after != "" {
+		q.Set("after", after)
+	}
+	var a listAnswer
+	if err := c.ask(ctx, http.MethodGet, "/seq?"+q.Encode(), &a); err != nil {
+		return page{}, err
+	}
+	return a.page(prefix, after)
+}
+
+// listAnswer is GET /seq's answer.
+type listAnswer struct {
+	Sequences []struct {
+		sequenceAnswer
+		Error *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	} `json:"sequences"`
+	Next string `json:"next"`
+}
+
+// page checks that a is a page of the names that start with prefix, after after:
+// at most the page size, each such a name, in ascending order, and a next that is
+// the last of them, so that a walk moves forward and ends. It returns the page.
+func (a listAnswer) page(prefix, after string) (page, error) {
+	p := page{Sequences: make([]seqd.Sequence, 0, len(a.Sequences)), Next: a.Next}
+	bad := func(why string) (page, error) {
+		return page{}, fmt.Errorf("%w: seqd's answer is not a page of the names after %q that start with %q: %s",
+			seqd.ErrUnavailable, after, prefix, why)
+	}
+	if len(a.Sequences) > listPage {
+		return bad(fmt.Sprintf("%d sequences, more than the %d asked for", len(a.Sequences), listPage))
+	}
+	prev := after
+	for _, e := range a.Sequences {
+		if e.Name <= prev || !strings.HasPrefix(e.Name, prefix) {
+			return bad(fmt.Sprintf("%q after %q", e.Name, prev))
+		}
+		prev = e.Name
+		if e.Error != nil {
+			// The error a request for the sequence gets: invalid_counter is a 500.
+			err := &Error{Status: http.StatusInternalServerError, Code: e.Error.Code, Message: e.Error.Message}
+			p.Sequences = append(p.Sequences, seqd.Sequence{Name: e.Name, Err: err})
+			continue
+		}
+		s, err := e.sequence(e.Name)
+		if err != nil {
+			return page{}, err
+		}
+		p.Sequences = append(p.Sequences, s)
+	}
+	if a.Next != "" && a.Next != prev {
+		return bad(fmt.Sprintf("next %q, not the page's last name %q", a.Next, prev))
+	}
+	if a.Next != "" && len(a.Sequences) == 0 {
+		return bad("an empty page with a next")
+	}
+	return p, nil
 }

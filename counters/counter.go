@@ -246,28 +246,42 @@ func (c *Counter) upsert(ctx context.Context, name string, write func() error) e
 	})
 }
 
-// List returns every counter, ordered by name.
-func (c *Counter) List(ctx context.Context) ([]Sequence, error) {
-	cur, err := c.peek.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+// List returns the page of counters that opts selects, in order of name, with one
+// find (listQuery): a range of _id (a prefix becomes $gte and $lt), sorted by _id
+// and limited to one more than the page, the counter's fields projected. mongod
+// answers it from the _id index, reading no more than the page. A document that
+// seqd cannot use is listed with Err set: one whose fields parseCounter refuses,
+// and one whose _id is a string but no name, which another client wrote; an _id
+// of another type is not on a page.
+func (c *Counter) List(ctx context.Context, opts ListOptions) (Page, error) {
+	if err := opts.Check(); err != nil {
+		return Page{}, err
+	}
+	filter, find := listQuery(opts)
+	cur, err := c.peek.Find(ctx, filter, find)
 	if err != nil {
-		return nil, wrap(err, "list", "")
+		return Page{}, wrap(err, "list", "")
 	}
 	var docs []bson.Raw
 	if err := cur.All(ctx, &docs); err != nil {
-		return nil, wrap(err, "list", "")
+		return Page{}, wrap(err, "list", "")
 	}
 	seqs := make([]Sequence, 0, len(docs))
 	for _, d := range docs {
 		name, ok := d.Lookup("_id").StringValueOK()
 		if !ok {
-			continue // not a sequence: every name is a string
+			continue // the filter's string bounds keep these out
 		}
 		s, err := parseCounter(name, d)
+		if err == nil && !ValidName(name) {
+			err = fmt.Errorf("%w: the _id %q is not a sequence name (1 to 64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit)",
+				ErrInvalidCounter, cut(name, 40))
+		}
 		if err != nil {
 			seqs = append(seqs, Sequence{Name: name, Err: wrap(err, "list", name)})
 			continue
 		}
 		seqs = append(seqs, s.sequence(name))
 	}
-	return seqs, nil
+	return opts.PageOf(seqs), nil
 }

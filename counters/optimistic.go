@@ -327,28 +327,39 @@ func (o *Optimistic) set(ctx context.Context, name string, value int64, force bo
 	})
 }
 
-// List returns every sequence with a non-empty ledger, ordered by name.
-func (o *Optimistic) List(ctx context.Context) ([]Sequence, error) {
-	names, err := o.db.ListCollectionNames(ctx, bson.D{})
+// List returns the page of sequences with a non-empty ledger that opts selects, in
+// order of name. listCollections has neither sort nor limit: it names every
+// ledger in the range (names, not documents), and List then reads the largest
+// _id of one ledger after another, in order, until it has one more sequence than
+// the page. A collection whose name after LedgerPrefix is no name is not a
+// ledger, and is left out.
+func (o *Optimistic) List(ctx context.Context, opts ListOptions) (Page, error) {
+	if err := opts.Check(); err != nil {
+		return Page{}, err
+	}
+	names, err := o.db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: opts.nameRange(LedgerPrefix)}})
 	if err != nil {
-		return nil, wrap(err, "list", "")
+		return Page{}, wrap(err, "list", "")
 	}
 	slices.Sort(names)
 	seqs := []Sequence{}
 	for _, coll := range names {
 		name, ok := strings.CutPrefix(coll, LedgerPrefix)
-		if !ok || !ValidName(name) {
+		if !ok || !opts.Match(name) || !ValidName(name) {
 			continue
+		}
+		if len(seqs) > opts.limit() {
+			break
 		}
 		v, found, err := maxID(ctx, o.db.Collection(coll, o.peekOpts))
 		switch {
 		case errors.Is(err, ErrInvalidCounter):
 			seqs = append(seqs, Sequence{Name: name, Err: wrap(err, "list", name)})
 		case err != nil:
-			return nil, wrap(err, "list", "")
+			return Page{}, wrap(err, "list", "")
 		case found:
 			seqs = append(seqs, Sequence{Name: name, Value: v, Mode: seqd.ModeStrict})
 		}
 	}
-	return seqs, nil
+	return opts.PageOf(seqs), nil
 }

@@ -47,9 +47,13 @@ type Sequencer interface {
 	// set, and ErrInvalidValue for a negative value.
 	Set(ctx context.Context, name string, value int64, force bool) error
 
-	// List returns every sequence, ordered by name. A sequence whose record seqd
-	// cannot use is listed with Err set, so one such record does not hide the rest.
-	List(ctx context.Context) ([]Sequence, error)
+	// List returns the page of sequences that opts selects, ordered by name, and
+	// in Next whether more follow. A sequence whose record seqd cannot use is
+	// listed with Err set, so one such record does not hide the rest. It returns
+	// an error wrapping ErrInvalidName or ErrInvalidCount for options that
+	// opts.Check refuses. Its work and memory are bounded by the page, not by the
+	// number of sequences stored.
+	List(ctx context.Context, opts ListOptions) (Page, error)
 }
 
 // The errors the strategies return, package seqd's under the names this package

@@ -18,6 +18,7 @@ import (
 
 	"github.com/seqd/seqd/counters"
 	"github.com/seqd/seqd/objectid"
+	"github.com/seqd/seqd/uuidv7"
 )
 
 // Error is a request the API refuses: a code, whose status the codes table gives,
@@ -41,13 +42,17 @@ var codes = map[string]int{
 	"invalid_body":      http.StatusBadRequest,
 	"invalid_count":     http.StatusBadRequest,
 	"invalid_force":     http.StatusBadRequest,
+	"invalid_after":     http.StatusBadRequest,
 	"invalid_id":        http.StatusBadRequest,
 	"invalid_layout":    http.StatusBadRequest,
+	"invalid_limit":     http.StatusBadRequest,
 	"invalid_mode":      http.StatusBadRequest,
 	"invalid_name":      http.StatusBadRequest,
+	"invalid_prefix":    http.StatusBadRequest,
 	"invalid_query":     http.StatusBadRequest,
 	"invalid_strategy":  http.StatusBadRequest,
 	"invalid_time":      http.StatusBadRequest,
+	"invalid_uuid":      http.StatusBadRequest,
 	"invalid_value":     http.StatusBadRequest,
 	"unknown_parameter": http.StatusBadRequest,
 
@@ -102,6 +107,7 @@ var domainErrors = []struct {
 	{counters.ErrInvalidValue, "invalid_value", "invalid value", true},
 	{counters.ErrInvalidMode, "invalid_mode", "invalid mode", true},
 	{objectid.ErrInvalidID, "invalid_id", "invalid ObjectId", true},
+	{uuidv7.ErrInvalidUUID, "invalid_uuid", "invalid UUID", true},
 	{counters.ErrNotFound, "sequence_not_found", "sequence not found", true},
 	{counters.ErrBackwards, "backwards", "the sequence would move backwards (PUT with ?force=true to do it on purpose)", true},
 	{counters.ErrExhausted, "exhausted", "sequence exhausted", true},

@@ -106,7 +106,7 @@ func (s *server) serveInput(t testing.TB, in handlerInput) (outcome, *httptest.R
 		}
 	}
 	// A value handed out is JSON (204 is the answer to OPTIONS).
-	if p := req.URL.Path; rec.Code/100 == 2 && rec.Code != http.StatusNoContent && req.Method != http.MethodHead && (strings.HasPrefix(p, "/oid") || strings.HasPrefix(p, "/seq")) {
+	if p := req.URL.Path; rec.Code/100 == 2 && rec.Code != http.StatusNoContent && req.Method != http.MethodHead && (strings.HasPrefix(p, "/oid") || strings.HasPrefix(p, "/uuid") || strings.HasPrefix(p, "/seq")) {
 		if mt, _, err := mime.ParseMediaType(rec.Header().Get("Content-Type")); err != nil || mt != "application/json" || !json.Valid(rec.Body.Bytes()) {
 			t.Errorf("%s: status %d, %q, body %.200q: want JSON", what(), rec.Code, rec.Header().Get("Content-Type"), rec.Body)
 		}
@@ -167,6 +167,10 @@ func handlerSeeds() []handlerInput {
 	}
 	for _, q := range randomOddQueries {
 		add(handlerInput{method: "GET", target: "/oid?" + q, auth: client})
+	}
+	for _, target := range []string{"/uuid", "/uuid?count=3", "/uuid?count=10001", "/uuid/017f22e2-79b0-7cc3-98c4-dc0c0c07398f",
+		"/uuid/017F22E2-79B0-7CC3-98C4-DC0C0C07398", "/uuid/at/2026-11-25T12:00:00.123Z", "/uuid/at/281474976711"} {
+		add(handlerInput{method: "GET", target: target, auth: client})
 	}
 	for _, c := range randomCounts {
 		add(handlerInput{method: "POST", target: "/seq/orders/next?count=" + c, auth: client})

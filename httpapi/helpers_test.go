@@ -164,18 +164,18 @@ var snakeCase = regexp.MustCompile(`^[a-z]+(_[a-z]+)*$`)
 
 // goWords are what Go error texts carry and API messages must not: a package prefix,
 // Go type talk, Echo's error formatting.
-var goWords = regexp.MustCompile(`^(counters|objectid|httpapi|json|strconv|fake|memseq|echo|readyz): |Go value|code=\d+, message=`)
+var goWords = regexp.MustCompile(`^(counters|objectid|uuidv7|httpapi|json|strconv|fake|memseq|echo|readyz): |Go value|code=\d+, message=`)
 
 // maxMessageLen bounds an error message, echoed input included (512 bytes and "…").
 const maxMessageLen = 512 + len("…")
 
-// checkInvariants asserts the rules of the whole API: /oid, /seq and /status
+// checkInvariants asserts the rules of the whole API: /oid, /uuid, /seq and /status
 // answers are never cacheable, errors have one shape, 401s name the scheme, 503s say when to
 // come back, HEAD answers have no body.
 func checkInvariants(t testing.TB, req *http.Request, rec *httptest.ResponseRecorder) {
 	t.Helper()
 	what := req.Method + " " + req.URL.String()
-	if p := req.URL.Path; p == "/oid" || p == "/seq" || p == "/status" || strings.HasPrefix(p, "/oid/") || strings.HasPrefix(p, "/seq/") {
+	if p := req.URL.Path; p == "/oid" || p == "/uuid" || p == "/seq" || p == "/status" || strings.HasPrefix(p, "/oid/") || strings.HasPrefix(p, "/uuid/") || strings.HasPrefix(p, "/seq/") {
 		if got := rec.Header().Get("Cache-Control"); got != "no-store" {
 			t.Errorf("%s: status %d, Cache-Control %q, want no-store", what, rec.Code, got)
 		}
@@ -328,6 +328,7 @@ type (
 	}
 	listResponse struct {
 		Sequences []sequence `json:"sequences"`
+		Next      string     `json:"next"` // absent on the last page
 	}
 	statusResponse struct {
 		Status string `json:"status"`

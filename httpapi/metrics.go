@@ -23,6 +23,7 @@ type Metrics struct {
 	oidsIssued    *prometheus.CounterVec
 	oidsSpec      prometheus.Counter
 	oidsLegacy    prometheus.Counter
+	uuidsIssued   prometheus.Counter
 	retries       *prometheus.CounterVec
 	batchCallers  prometheus.Histogram
 	backendErrors *prometheus.CounterVec
@@ -116,6 +117,7 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 	reg.MustRegister(m.blockFetches, m.blockValues, m.blockLatency)
 	m.oidsSpec = m.oidsIssued.WithLabelValues("spec")
 	m.oidsLegacy = m.oidsIssued.WithLabelValues("legacy")
+	m.uuidsIssued = newUUIDCounter(reg)
 	// Create the known series up front so that a scrape shows every metric, at 0,
 	// before the first value, retry or failure.
 	for _, s := range []string{counters.StrategyCounter, counters.StrategyOptimistic} {

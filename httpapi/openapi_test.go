@@ -20,11 +20,14 @@ import (
 
 // The statuses the API's specification says each operation can answer, besides
 // the 404, 405 and 500 any request can meet, and the 429 of every rate-limited
-// (/oid, /seq and /status) operation.
+// (/oid, /uuid, /seq and /status) operation.
 var specStatuses = map[string][]string{
 	"GET /oid":               {"200", "400", "401"},
 	"GET /oid/{hex}":         {"200", "400", "401"},
 	"GET /oid/at/{time}":     {"200", "400", "401"},
+	"GET /uuid":              {"200", "400", "401"},
+	"GET /uuid/{uuid}":       {"200", "400", "401"},
+	"GET /uuid/at/{time}":    {"200", "400", "401"},
 	"GET /seq":               {"200", "400", "401", "503"},
 	"GET /seq/{name}":        {"200", "400", "401", "404", "503"},
 	"PUT /seq/{name}":        {"200", "400", "401", "403", "409", "413", "415", "503"},
@@ -170,7 +173,7 @@ func TestOpenAPIStatuses(t *testing.T) {
 		// Open endpoints need no token; the others take one and may answer 401.
 		_, lists401 := op.Responses["401"]
 		if protected(path) != lists401 || protected(path) != (len(op.Security) > 0) {
-			t.Errorf("openapi.json: %s: security %v, 401 listed %v; want both only on /oid, /seq and /status",
+			t.Errorf("openapi.json: %s: security %v, 401 listed %v; want both only on /oid, /uuid, /seq and /status",
 				name, op.Security, lists401)
 		}
 	}
@@ -230,13 +233,14 @@ func TestOpenAPIParameters(t *testing.T) {
 }
 
 func protected(path string) bool {
-	return strings.HasPrefix(path, "/oid") || strings.HasPrefix(path, "/seq") || path == "/status"
+	return strings.HasPrefix(path, "/oid") || strings.HasPrefix(path, "/uuid") || strings.HasPrefix(path, "/seq") || path == "/status"
 }
 
 // concreteTarget fills a path template with values the routes accept.
 func concreteTarget(path string) string {
 	return strings.NewReplacer(
 		"{hex}", "5a17b9d9ab102555b9c38874",
+		"{uuid}", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f",
 		"{time}", "0",
 		"{name}", "orders",
 	).Replace(path)

@@ -33,6 +33,10 @@ func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 	e.GET("/oid/:hex", decodeOID, client...)
 	e.GET("/oid/at/:time", oidRange, client...)
 
+	e.GET("/uuid", newUUIDs(m), client...)
+	e.GET("/uuid/:uuid", decodeUUID, client...)
+	e.GET("/uuid/at/:time", uuidRange, client...)
+
 	e.GET("/seq", listSequences(seqs), backend...)
 	e.GET("/seq/:name", currentValue(seqs), backend...)
 	// Only PUT reads a body; net/http bounds what it drains of other requests' bodies.

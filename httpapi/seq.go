@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -384,8 +385,11 @@ func unexpectedEOF(err error) error {
 	return err
 }
 
+// listResponse is a page of GET /seq: Next, the page's last name, is there
+// exactly when more sequences follow it.
 type listResponse struct {
-	Sequences []listEntry `json:"sequences"`
+	Sequences []listEntry `json:"sequences"` // [] for an empty page, never null
+	Next      string      `json:"next,omitempty"`
 }
 
 // listEntry is one sequence in GET /seq: the sequence as stored, or, for a
@@ -398,33 +402,69 @@ type listEntry struct {
 	Error *errorDetail `json:"error,omitempty"`
 }
 
-// list reads the query of an endpoint that lists sequences (a strategy, if any)
-// and lists the sequences of the sequencer it names.
-func (s sequencers) list(c echo.Context) (counters.Sequencer, []counters.Sequence, error) {
-	q, err := query(c, "strategy")
+// listParams are the query parameters of an endpoint that lists sequences.
+var listParams = []string{"strategy", "limit", "after", "prefix"}
+
+// listQuery is what a listing request asked for: the sequencer and the page.
+type listQuery struct {
+	seq  counters.Sequencer
+	q    map[string]string // the query, as given
+	opts counters.ListOptions
+}
+
+// listOptions reads a listing request's query: a strategy, and a page of at most
+// limit (1 to counters.MaxListLimit, by default counters.DefaultListLimit)
+// sequences whose names start with prefix, after after (a name, or whatever
+// next said). The checks are counters.ListOptions.Check's, each with an error
+// code of its own.
+func (s sequencers) listOptions(c echo.Context) (listQuery, error) {
+	q, err := query(c, listParams...)
 	if err != nil {
-		return nil, nil, err
+		return listQuery{}, err
 	}
 	seq, err := s.pick(q)
 	if err != nil {
-		return nil, nil, err
+		return listQuery{}, err
 	}
-	list, err := seq.List(c.Request().Context())
+	limit, err := intParam(q, "limit", counters.DefaultListLimit, 1, counters.MaxListLimit)
 	if err != nil {
-		return nil, nil, err
+		return listQuery{}, err
 	}
-	return seq, list, nil
+	opts := counters.ListOptions{Prefix: q["prefix"], After: q["after"], Limit: int(limit)}
+	// An empty prefix or after is none, as a form with an empty field sends it.
+	if opts.Prefix != "" && !counters.ValidName(opts.Prefix) {
+		return listQuery{}, errorf("invalid_prefix",
+			"prefix must be the start of a name: 1 to 64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit, got %s", quoted(opts.Prefix))
+	}
+	if !utf8.ValidString(opts.After) {
+		return listQuery{}, errorf("invalid_after", "after must be the next of the page before (UTF-8), got %s", quoted(opts.After))
+	}
+	return listQuery{seq: seq, q: q, opts: opts}, nil
 }
 
-// listSequences serves GET /seq[?strategy=…].
+// list reads a listing request and lists the page it asks for, with one List.
+func (s sequencers) list(c echo.Context) (listQuery, counters.Page, error) {
+	lq, err := s.listOptions(c)
+	if err != nil {
+		return listQuery{}, counters.Page{}, err
+	}
+	page, err := lq.seq.List(c.Request().Context(), lq.opts)
+	if err != nil {
+		return listQuery{}, counters.Page{}, err
+	}
+	return lq, page, nil
+}
+
+// listSequences serves GET /seq[?limit=N][&after=NAME][&prefix=P][&strategy=…]:
+// one page of sequences, in order of name.
 func listSequences(seqs sequencers) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		_, list, err := seqs.list(c)
+		_, page, err := seqs.list(c)
 		if err != nil {
 			return err
 		}
-		entries := make([]listEntry, len(list))
-		for i, s := range list {
+		entries := make([]listEntry, len(page.Sequences))
+		for i, s := range page.Sequences {
 			entries[i].Name = s.Name
 			if s.Err != nil {
 				e := classify(s.Err)
@@ -433,6 +473,6 @@ func listSequences(seqs sequencers) echo.HandlerFunc {
 				entries[i].sequenceResponse = sequenceOf(s)
 			}
 		}
-		return c.JSON(http.StatusOK, listResponse{Sequences: entries})
+		return c.JSON(http.StatusOK, listResponse{Sequences: entries, Next: page.Next})
 	}
 }

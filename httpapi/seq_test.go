@@ -229,7 +229,7 @@ func TestList(t *testing.T) {
 	}
 
 	wantError(t, s.get(t, "/seq?strategy=x"), http.StatusBadRequest, "invalid_strategy")
-	wantError(t, s.get(t, "/seq?limit=10"), http.StatusBadRequest, "unknown_parameter")
+	wantError(t, s.get(t, "/seq?count=10"), http.StatusBadRequest, "unknown_parameter")
 }
 
 func TestSet(t *testing.T) {

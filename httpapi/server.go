@@ -26,12 +26,12 @@ type Config struct {
 	Ping func(ctx context.Context) error
 	// Timeout bounds each request's backend work; zero means 2s.
 	Timeout time.Duration
-	// Tokens, when not empty, are the client tokens /oid, /seq and /status require.
+	// Tokens, when not empty, are the client tokens /oid, /uuid, /seq and /status require.
 	Tokens []string
 	// AdminToken enables PUT /seq/{name} for requests that present it.
 	AdminToken string
-	// RateLimit is how many requests a second each client may make on /oid, /seq
-	// and /status (a client is its token, else its address); RateBurst how many at
+	// RateLimit is how many requests a second each client may make on /oid, /uuid,
+	// /seq and /status (a client is its token, else its address); RateBurst how many at
 	// once above that (zero: one second's worth). Zero RateLimit is no limit.
 	RateLimit float64
 	RateBurst int

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"math"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -115,45 +116,86 @@ type statusRow struct {
 	Error     string // the record seqd cannot use; nothing else is set
 }
 
-// statusPageData is what the status page shows.
+// statusPageData is what the status page shows: one page of sequences, a form to
+// choose a prefix, and links to the first page and the next.
 type statusPageData struct {
 	Strategy string
 	At       string
 	Rows     []statusRow
+	Limit    int
+	Prefix   string
+	After    string
+	Hidden   []hiddenField // the form's other parameters, kept when it asks for a prefix
+	First    string        // the first page's query, when this is not the first page
+	Next     string        // the next page's query, when more sequences follow
+	NextName string        // the page's last name, where the next starts
 }
 
-// statusPageCSP allows the page its inline style and nothing else: no script, no
-// fetch, no frame.
-const statusPageCSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+// hiddenField is a query parameter the prefix form sends as it came.
+type hiddenField struct{ Name, Value string }
 
-// statusPageHandler serves GET /status[?strategy=…]: every sequence of the
-// strategy with this instance's blocks, as a page for operators.
+// statusPageCSP allows the page its inline style and its own form, and nothing
+// else: no script, no fetch, no frame.
+const statusPageCSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+
+// statusPageHandler serves GET /status[?limit=N][&after=NAME][&prefix=P][&strategy=…]:
+// a page of the strategy's sequences, as GET /seq lists them, with this
+// instance's blocks, for operators.
 func statusPageHandler(seqs sequencers) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		seq, list, err := seqs.list(c)
+		lq, page, err := seqs.list(c)
 		if err != nil {
 			return err
 		}
 		data := statusPageData{
-			Strategy: seq.Strategy(),
+			Strategy: lq.seq.Strategy(),
 			At:       time.Now().UTC().Format(time.RFC3339),
-			Rows:     make([]statusRow, len(list)),
+			Rows:     make([]statusRow, len(page.Sequences)),
+			Limit:    lq.opts.Limit,
+			Prefix:   lq.opts.Prefix,
+			After:    lq.opts.After,
 		}
-		for i, s := range list {
+		for _, k := range []string{"strategy", "limit"} {
+			if v, ok := lq.q[k]; ok {
+				data.Hidden = append(data.Hidden, hiddenField{k, v})
+			}
+		}
+		if lq.opts.After != "" {
+			data.First = pageQuery(lq.q, "")
+		}
+		if page.Next != "" {
+			data.Next, data.NextName = pageQuery(lq.q, page.Next), page.Next
+		}
+		for i, s := range page.Sequences {
 			row := &data.Rows[i]
 			if s.Err != nil {
 				row.Name, row.Error = s.Name, classify(s.Err).message
 				continue
 			}
-			st, ok := blockStatusOf(seq, s.Name)
+			st, ok := blockStatusOf(lq.seq, s.Name)
 			row.statusResponse = instanceStatus(s, st)
 			row.Value, row.MinBlock, row.MaxBlock, row.HasBlocks = s.Value, s.MinBlock, s.MaxBlock, ok
 		}
-		var page bytes.Buffer
-		if err := statusPage.Execute(&page, data); err != nil {
+		var buf bytes.Buffer
+		if err := statusPage.Execute(&buf, data); err != nil {
 			return err
 		}
 		c.Response().Header().Set("Content-Security-Policy", statusPageCSP)
-		return c.HTMLBlob(http.StatusOK, page.Bytes())
+		return c.HTMLBlob(http.StatusOK, buf.Bytes())
 	}
+}
+
+// pageQuery is the query string of the page of q after the name after (the
+// first page for ""): q's other parameters as they came.
+func pageQuery(q map[string]string, after string) string {
+	v := url.Values{}
+	for k, x := range q {
+		if k != "after" {
+			v.Set(k, x)
+		}
+	}
+	if after != "" {
+		v.Set("after", after)
+	}
+	return "?" + v.Encode()
 }

@@ -1,14 +1,12 @@
 package httpapi_test
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"mime"
 	"net/http"
 	"reflect"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +14,6 @@ import (
 	"github.com/seqd/seqd"
 	"github.com/seqd/seqd/blocks"
 	"github.com/seqd/seqd/counters"
-	"github.com/seqd/seqd/httpapi"
-	"github.com/seqd/seqd/internal/memseq"
 )
 
 // Responses of GET /seq/{name}/status, as a client reads them.
@@ -113,32 +109,13 @@ func TestSequenceStatus(t *testing.T) {
 	wantError(t, s.serve(t, newRequest(http.MethodPost, "/seq/orders/status", "")), http.StatusMethodNotAllowed, "method_not_allowed")
 }
 
-// withBadRecord is a sequencer whose List also holds a record seqd cannot use,
-// with an error that says what was stored there.
-type withBadRecord struct {
-	*memseq.Sequencer
-	bad counters.Sequence
-}
-
-func (w withBadRecord) List(ctx context.Context) ([]counters.Sequence, error) {
-	list, err := w.Sequencer.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	list = append(list, w.bad)
-	slices.SortFunc(list, func(a, b counters.Sequence) int { return strings.Compare(a.Name, b.Name) })
-	return list, nil
-}
-
 // TestStatusPage checks GET /status: an HTML page without script, one row per
 // sequence in order, blocks where this instance has them, the unusable record
 // marked, and everything escaped.
 func TestStatusPage(t *testing.T) {
-	counter := memseq.New(counters.StrategyCounter)
-	bad := counters.Sequence{Name: "broken", Err: fmt.Errorf(`counters: list: %w: seq is a string "<script>alert(1)</script>"`, counters.ErrInvalidCounter)}
-	s := newServer(t, func(c *httpapi.Config) {
-		c.Sequencers = []counters.Sequencer{withBadRecord{counter, bad}}
-	})
+	s := newServer(t)
+	counter := s.counter
+	counter.StoreInvalid("broken", fmt.Errorf(`counters: list: %w: seq is a string "<script>alert(1)</script>"`, counters.ErrInvalidCounter))
 
 	rec := s.get(t, "/status")
 	if rec.Code != http.StatusOK {
@@ -217,4 +194,56 @@ func wantHTML(t testing.TB, h http.Header) {
 	if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || strings.Contains(csp, "script-src") {
 		t.Errorf("Content-Security-Policy %q, want default-src 'none' and no script source", csp)
 	}
+}
+
+// TestStatusPagePaging checks the status page's paging: at most limit rows, a
+// plain form that asks for a prefix and keeps the strategy and limit, a next link
+// exactly when more follow, a link back to the first page, the prefix escaped,
+// and a policy that lets the form submit to seqd and nowhere else.
+func TestStatusPagePaging(t *testing.T) {
+	s := newServer(t)
+	for _, name := range []string{"a1", "a2", "a3", "b1", "b2"} {
+		s.counter.Store(name, 1)
+	}
+	rec := s.get(t, "/status?limit=2")
+	wantHTML(t, rec.Header())
+	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self'") {
+		t.Errorf("Content-Security-Policy %q, want form-action 'self': the prefix form submits to seqd", csp)
+	}
+	page := rec.Body.String()
+	for _, want := range []string{
+		`<form method="get">`,
+		`<input name="prefix" value=""`,
+		`<input type="hidden" name="limit" value="2">`,
+		`<a href="?after=a2&amp;limit=2" rel="next">Next page, after a2</a>`,
+		"<td>a1</td>", "<td>a2</td>",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("/status?limit=2 lacks %s:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "<td>a3</td>") || strings.Contains(page, "First page") || strings.Contains(page, `name="strategy"`) {
+		t.Errorf("/status?limit=2: a third row, a first-page link or a strategy field:\n%s", page)
+	}
+
+	page = s.get(t, "/status?limit=2&after=a2&prefix=a&strategy=counter").Body.String()
+	for _, want := range []string{
+		`<input name="prefix" value="a"`,
+		`<input type="hidden" name="strategy" value="counter">`,
+		`<a href="?limit=2&amp;prefix=a&amp;strategy=counter">First page</a>`,
+		"<td>a3</td>",
+		`after “a2”`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the second page lacks %s:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, `rel="next"`) || strings.Contains(page, "<td>b1</td>") {
+		t.Errorf("the last page of prefix a has a next link or a name without the prefix:\n%s", page)
+	}
+	if page := s.get(t, "/status?prefix=c").Body.String(); !strings.Contains(page, "No sequences here.") {
+		t.Errorf("an empty prefix page:\n%s", page)
+	}
+	wantError(t, s.get(t, "/status?prefix=%3Cb%3E"), http.StatusBadRequest, "invalid_prefix")
+	wantError(t, s.get(t, "/status?limit=1001"), http.StatusBadRequest, "invalid_limit")
 }

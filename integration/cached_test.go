@@ -58,7 +58,8 @@ func TestCachedSetModeStored(t *testing.T) {
 		t.Errorf("a new sequence's seq is %v, want the long 0", seq)
 	}
 
-	list, err := c.List(ctx)
+	page, err := c.List(ctx, counters.ListOptions{})
+	list := page.Sequences
 	if err != nil || len(list) != 2 || list[0].Mode != seqd.ModeCached || list[1].Mode != seqd.ModeStrict {
 		t.Errorf("List = %+v, %v; want fresh cached and orders strict", list, err)
 	}
@@ -136,7 +137,8 @@ func TestCachedInvalidDocuments(t *testing.T) {
 			t.Errorf("%s: the document changed from %v to %v", name, before, after)
 		}
 	}
-	list, err := c.List(ctx)
+	page, err := c.List(ctx, counters.ListOptions{})
+	list := page.Sequences
 	if err != nil || len(list) != len(bad) {
 		t.Fatalf("List = %+v, %v", list, err)
 	}

@@ -63,8 +63,8 @@ func TestSequentialSemantics(t *testing.T) {
 		if _, err := s.Current(ctx, "orders"); !errors.Is(err, counters.ErrNotFound) {
 			t.Fatalf("Current of a new name: %v, want ErrNotFound", err)
 		}
-		if list, err := s.List(ctx); err != nil || len(list) != 0 {
-			t.Fatalf("List of an empty database: %v, %v", list, err)
+		if page, err := s.List(ctx, counters.ListOptions{}); err != nil || len(page.Sequences) != 0 || page.Sequences == nil {
+			t.Fatalf("List of an empty database: %+v, %v", page, err)
 		}
 		for want := int64(1); want <= 3; want++ {
 			mustNext(t, s, "orders", want)
@@ -74,7 +74,8 @@ func TestSequentialSemantics(t *testing.T) {
 		if r, err := s.NextN(ctx, "invoices", 1); err != nil || r != (counters.Range{First: 2, Last: 2}) {
 			t.Errorf("NextN(1) = %v, %v; want 2…2", r, err)
 		}
-		list, err := s.List(ctx)
+		page, err := s.List(ctx, counters.ListOptions{})
+		list := page.Sequences
 		want := []counters.Sequence{{Name: "invoices", Value: 2, Mode: seqd.ModeStrict}, {Name: "orders", Value: 3, Mode: seqd.ModeStrict}}
 		if err != nil || !slices.Equal(list, want) {
 			t.Errorf("List = %v, %v; want %v", list, err, want)

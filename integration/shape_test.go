@@ -99,10 +99,11 @@ func TestShapeCounterDocuments(t *testing.T) {
 		t.Errorf("Next(int64) at MaxInt64 = %v, want ErrExhausted", err)
 	}
 
-	list, err := c.List(ctx)
+	page, err := c.List(ctx, counters.ListOptions{})
 	if err != nil {
 		t.Fatalf("List: %v", err)
 	}
+	list := page.Sequences
 	if len(list) != len(bad)+len(good) {
 		t.Fatalf("List = %+v, want %d sequences", list, len(bad)+len(good))
 	}
@@ -135,10 +136,11 @@ func TestShapeLedger(t *testing.T) {
 	if _, err := o.Next(ctx, "fine"); err != nil {
 		t.Fatal(err)
 	}
-	list, err := o.List(ctx)
+	page, err := o.List(ctx, counters.ListOptions{})
 	if err != nil {
 		t.Fatalf("List: %v", err)
 	}
+	list := page.Sequences
 	if len(list) != 2 || list[0].Name != "fine" || list[0].Value != 1 || list[0].Err != nil ||
 		list[1].Name != "huge" || !errors.Is(list[1].Err, counters.ErrInvalidCounter) {
 		t.Errorf("List = %+v, want fine at 1 and huge marked invalid", list)
@@ -284,7 +286,7 @@ func TestReadsOfPeeksAndWrites(t *testing.T) {
 			t.Errorf("%s Current = %+v, %v; want 1", s.Strategy(), v, err)
 		}
 		check(s.Strategy()+" Current", true)
-		if l, err := s.List(ctx); err != nil || len(l) != 1 {
+		if l, err := s.List(ctx, counters.ListOptions{}); err != nil || len(l.Sequences) != 1 {
 			t.Errorf("%s List = %v, %v; want one sequence", s.Strategy(), l, err)
 		}
 		check(s.Strategy()+" List", true)

@@ -36,6 +36,8 @@ var figures = []figure{
 	{"cached /seq/{name}/next vs GET /oid and one findOneAndUpdate per request", figureCached},
 	{"the Go client's local cache in one process", figureClientCache},
 	{"the Go client's local cache in several processes: no value twice", figureClientProcesses},
+	{"GET /seq pages among 100,000 sequences vs the driver's find; a walk through next", figureList},
+	{"uuidv7.New vs google/uuid NewV7; GET /uuid vs GET /oid", figureUUID},
 }
 
 // figureResult is what a figure found: its table rows, and notes that explain them,

@@ -54,7 +54,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("seqbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.DurationVar(&c.duration, "d", 5*time.Second, "duration of each load")
-	only := fs.String("only", "1,2,3,4,5,6,7,8,9,10", "comma-separated figures to run")
+	only := fs.String("only", "", "comma-separated figures to run (default all)")
 	fs.StringVar(&c.out, "out", "", "also write the Markdown report to this `file`")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -66,6 +66,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("-d must be positive, got %s", c.duration)
 	}
 	c.only = map[int]bool{}
+	if *only == "" {
+		for id := range len(figures) {
+			c.only[id+1] = true
+		}
+		return c, nil
+	}
 	for f := range strings.SplitSeq(*only, ",") {
 		id, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || id < 1 || id > len(figures) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -11,7 +12,10 @@ func TestParseFlags(t *testing.T) {
 	if err != nil || c.duration != 2*time.Second || len(c.only) != 2 || !c.only[2] || !c.only[6] || c.out != "x.md" {
 		t.Errorf("got %+v, %v", c, err)
 	}
-	for _, bad := range [][]string{{"-d", "0s"}, {"extra"}, {"-only", "11"}, {"-only", "0"}, {"-only", "two"}} {
+	if c, err := parseFlags(nil, io.Discard); err != nil || len(c.only) != len(figures) {
+		t.Errorf("no -only: %d figures, %v; want all %d", len(c.only), err, len(figures))
+	}
+	for _, bad := range [][]string{{"-d", "0s"}, {"extra"}, {"-only", strconv.Itoa(len(figures) + 1)}, {"-only", "0"}, {"-only", "two"}} {
 		if _, err := parseFlags(bad, io.Discard); err == nil {
 			t.Errorf("%q: no error", bad)
 		}

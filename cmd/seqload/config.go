@@ -13,8 +13,9 @@ import (
 )
 
 const (
-	targetOID = "oid"
-	targetSeq = "seq"
+	targetOID  = "oid"
+	targetUUID = "uuid"
+	targetSeq  = "seq"
 )
 
 // Strategy names as the API spells them. They are not taken from package counters, which
@@ -27,7 +28,7 @@ const (
 // config is the parsed command line.
 type config struct {
 	addrs            []string // base URLs, without a trailing slash
-	target           string   // targetOID or targetSeq
+	target           string   // targetOID, targetUUID or targetSeq
 	count            int      // values per request; 0 sends no count parameter
 	layout           string   // oid only
 	name             string   // seq only
@@ -112,13 +113,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `usage: seqload [flags]
 
-Sends requests to seqd from concurrent clients, then checks that no value came twice
-and, for sequences, real-time order across all clients and addresses: a request sent
-after another was answered must receive larger values.
+Sends requests to seqd from concurrent clients, then checks that no value came twice;
+that each client's ObjectIds or UUIDs increase; and, for sequences, real-time order
+across all clients and addresses: a request sent after another was answered must
+receive larger values.
 
   seqload -addr localhost:8080 -c 16 -d 10s
   seqload -target seq -name orders -count 100 -strategy counter -expect-contiguous -n 10000
   seqload -addr http://a:8080,http://b:8080 -target oid -count 1000 -json
+  seqload -target uuid -count 100 -c 32 -d 10s
   seqload -target seq -name orders -mode cached -admin-token "$ADMIN" -client-cache -c 8 -d 10s
 
 flags:
@@ -127,7 +130,7 @@ flags:
 	}
 	addrs := addrList{addrs: []string{"http://localhost:8080"}}
 	fs.Var(&addrs, "addr", "seqd base `URL`s, comma-separated or repeated; clients are spread round-robin over them")
-	fs.StringVar(&c.target, "target", targetOID, "what to request: oid (GET /oid) or seq (GET /seq/{name}/next)")
+	fs.StringVar(&c.target, "target", targetOID, "what to request: oid (GET /oid), uuid (GET /uuid) or seq (GET /seq/{name}/next)")
 	fs.IntVar(&c.count, "count", 0, "values per request, sent as ?count=N (default: no count parameter, one value)")
 	fs.StringVar(&c.layout, "layout", "", "oid: ObjectId layout, sent as &layout= (e.g. legacy)")
 	fs.StringVar(&c.name, "name", "seqload", "seq: sequence name")
@@ -169,8 +172,8 @@ flags:
 	switch {
 	case len(c.addrs) == 0:
 		return c, usagef("-addr: no address")
-	case c.target != targetOID && c.target != targetSeq:
-		return c, usagef("-target %q: want oid or seq", c.target)
+	case c.target != targetOID && c.target != targetUUID && c.target != targetSeq:
+		return c, usagef("-target %q: want oid, uuid or seq", c.target)
 	case set["count"] && c.count < 1:
 		return c, usagef("-count %d: want at least 1", c.count)
 	case c.clients < len(c.addrs):
@@ -180,11 +183,14 @@ flags:
 	case c.duration == 0 && c.requests == 0:
 		return c, usagef("no bound: give -d or -n")
 	}
-	if c.target == targetOID {
+	if c.target != targetSeq {
 		for _, f := range []string{"name", "strategy", "expect-contiguous", "ranges", "mode", "client-cache"} {
 			if set[f] {
 				return c, usagef("-%s applies to -target seq only", f)
 			}
+		}
+		if c.target == targetUUID && set["layout"] {
+			return c, usagef("-layout applies to -target oid only")
 		}
 	} else {
 		if set["layout"] {
@@ -218,6 +224,8 @@ func (c *config) path() string {
 		if c.layout != "" {
 			q.Set("layout", c.layout)
 		}
+	} else if c.target == targetUUID {
+		p = "/uuid"
 	} else if c.clientCache {
 		return fmt.Sprintf("/seq/%s/next through the Go client's cache, NextN(%d)", url.PathEscape(c.name), c.perResponse())
 	} else {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/seqd/seqd/objectid"
+	"github.com/seqd/seqd/uuidv7"
 )
 
 // behavior is how the fake answers one request.
@@ -50,6 +51,7 @@ func newFake(t *testing.T, f *fake) (*fake, string) {
 	f.statuses, f.uris = map[int]int{}, map[string]int{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /oid", f.handle(f.oids))
+	mux.HandleFunc("GET /uuid", f.handle(f.uuids))
 	mux.HandleFunc("GET /seq/{name}/next", f.handle(f.next))
 	mux.HandleFunc("POST /seq/{name}/next", f.handle(f.next))
 	mux.HandleFunc("PUT /seq/{name}", f.setMode)
@@ -106,7 +108,25 @@ func (f *fake) id(counter uint32) string {
 	return id.String()
 }
 
+// uuid is the version 7 UUID of counter: the prefix, then the counter in its last bytes.
+func (f *fake) uuid(counter uint32) string {
+	var u uuidv7.UUID
+	copy(u[:4], f.prefix[:])
+	u[6], u[8] = 0x70, 0x80
+	binary.BigEndian.PutUint32(u[12:], counter)
+	return u.String()
+}
+
 func (f *fake) oids(r *http.Request, count int, b behavior) (any, int) {
+	return f.ids(r, count, b, f.id, "oid", "oids")
+}
+
+func (f *fake) uuids(r *http.Request, count int, b behavior) (any, int) {
+	return f.ids(r, count, b, f.uuid, "uuid", "uuids")
+}
+
+// ids answers GET /oid or GET /uuid: {one: id} without a count, {many: [ids]} with it.
+func (f *fake) ids(r *http.Request, count int, b behavior, id func(uint32) string, one, many string) (any, int) {
 	if b == repeat && f.last != nil {
 		return f.last, count
 	}
@@ -114,11 +134,11 @@ func (f *fake) oids(r *http.Request, count int, b behavior) (any, int) {
 	for i := range ids {
 		if b == backwards {
 			f.low--
-			ids[i] = f.id(f.low)
+			ids[i] = id(f.low)
 			continue
 		}
 		f.counter++
-		ids[i] = f.id(f.counter)
+		ids[i] = id(f.counter)
 	}
 	if b == swapped && count > 1 {
 		ids[0], ids[1] = ids[1], ids[0]
@@ -126,9 +146,9 @@ func (f *fake) oids(r *http.Request, count int, b behavior) (any, int) {
 	if b == malformed {
 		ids[0] = ids[0][:20]
 	}
-	var body any = map[string]any{"oids": ids}
+	var body any = map[string]any{many: ids}
 	if !r.URL.Query().Has("count") {
-		body = map[string]string{"oid": ids[0]}
+		body = map[string]string{one: ids[0]}
 	}
 	f.last = body
 	return body, count

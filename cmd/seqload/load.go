@@ -16,6 +16,7 @@ import (
 
 	"github.com/seqd/seqd/client"
 	"github.com/seqd/seqd/objectid"
+	"github.com/seqd/seqd/uuidv7"
 )
 
 // How a load ended, as the summary reports it.
@@ -47,6 +48,7 @@ type worker struct {
 	samples   map[string]string // the first message seen for each kind
 	latencies []time.Duration   // of successful requests
 	oids      []objectid.ID
+	uuids     []uuidv7.UUID
 	seqs      []seqOp
 	body      bytes.Buffer // the response being read
 }
@@ -222,8 +224,12 @@ func (l *load) do(ctx context.Context, w *worker) {
 
 // accept stores the values of a successful response, sent at start and read by end.
 func (l *load) accept(w *worker, body []byte, start, end time.Time) (err error) {
-	if l.cfg.target == targetOID {
+	switch l.cfg.target {
+	case targetOID:
 		w.oids, err = decodeObjectIDs(w.oids, body, l.cfg.count > 0, l.cfg.perResponse())
+		return err
+	case targetUUID:
+		w.uuids, err = decodeUUIDs(w.uuids, body, l.cfg.count > 0, l.cfg.perResponse())
 		return err
 	}
 	first, last, err := decodeSequence(body, l.seqWant)

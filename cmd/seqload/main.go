@@ -7,9 +7,10 @@
 //
 //   - No value was received twice, across all clients and all addresses. With several
 //     -addr this is the multi-instance check: seqd processes must not overlap.
-//   - ObjectIds (-target oid): each client's ids strictly increase, within a response and
-//     from one response to the next. A client keeps to one address, and only ids from one
-//     address are compared: a process's ids are ordered, ids of two processes are not.
+//   - ObjectIds (-target oid) and version 7 UUIDs (-target uuid): each client's ids
+//     strictly increase, within a response and from one response to the next. A client
+//     keeps to one address, and only ids from one address are compared: a process's ids
+//     are ordered, ids of two processes are not. A UUID must be lowercase, version 7.
 //   - Sequences (-target seq): real-time order, across all clients and all addresses. Each
 //     request's send and answer times are recorded; a request sent after another was
 //     answered must receive larger values, whichever clients and addresses the two went
@@ -36,6 +37,7 @@
 //
 //	seqload -addr localhost:8080 -c 16 -d 10s
 //	seqload -count 1000 -layout legacy -n 5000
+//	seqload -target uuid -c 32 -d 10s
 //	seqload -target seq -name orders -strategy counter -count 100 -expect-contiguous -d 30s
 //	seqload -addr http://a:8080,http://b:8080 -c 32 -json | jq .values_per_s
 //	seqload -target seq -name orders -mode cached -admin-token "$ADMIN" -client-cache -c 8 -d 10s
@@ -70,7 +72,7 @@
 //
 //	seqload -d 5s -json | jq '{rps: .requests_per_s, p99: .latency_p99_ms}'
 //
-// Values are ObjectIds or sequence values received in successful responses. Failed
+// Values are ObjectIds, UUIDs or sequence values received in successful responses. Failed
 // requests are counted by kind: the HTTP status ("503"), "timeout", "transport" (no
 // response) or "invalid" (a 2xx response that breaks the API's promises: a malformed id,
 // a wrong count, first..value not matching count).
@@ -82,9 +84,9 @@
 // # Memory
 //
 // Everything received is kept until the end, in slices the garbage collector need not
-// scan: 12 bytes per ObjectId; 32 bytes per successful sequence request (its send and
+// scan: 12 bytes per ObjectId, 16 per UUID; 32 bytes per successful sequence request (its send and
 // answer times and its first and last value, however many values it carried). The
-// ObjectId check sorts each client's ids in place and merges them, so it needs no copy;
+// id check sorts each client's ids in place and merges them, so it needs no copy;
 // the sequence check adds 48 bytes per request while it runs. Growth and the collector's
 // headroom come on top: 20 million ObjectIds took 700 MB resident with the default
 // GOGC=100, 470 MB with GOGC=25, which costs some CPU while the live heap is small.

@@ -56,6 +56,8 @@ func TestRunCorrect(t *testing.T) {
 		{"oid", []string{"-target", "oid"}, "/oid", 1},
 		{"oid count", []string{"-count", "7", "-layout", "legacy"}, "/oid?count=7&layout=legacy", 7},
 		{"oid count 1", []string{"-count", "1"}, "/oid?count=1", 1},
+		{"uuid", []string{"-target", "uuid"}, "/uuid", 1},
+		{"uuid count", []string{"-target", "uuid", "-count", "7"}, "/uuid?count=7", 7},
 		{"seq", []string{"-target", "seq", "-name", "orders", "-expect-contiguous"}, "/seq/orders/next", 1},
 		{"seq count", []string{"-target", "seq", "-name", "a.b", "-count", "5", "-strategy", "optimistic", "-expect-contiguous"},
 			"/seq/a.b/next?count=5&strategy=optimistic", 5},
@@ -326,7 +328,7 @@ func TestRunToken(t *testing.T) {
 }
 
 func TestRunInvalidResponse(t *testing.T) {
-	for _, target := range []string{targetOID, targetSeq} {
+	for _, target := range []string{targetOID, targetUUID, targetSeq} {
 		t.Run(target, func(t *testing.T) {
 			_, url := newFake(t, &fake{script: func(n int) behavior {
 				if n == 3 {
@@ -427,6 +429,9 @@ func TestRunUsage(t *testing.T) {
 		{"-target", "seq", "-mode", "cached"},
 		{"-target", "seq", "-mode", "fast", "-admin-token", "t"},
 		{"-target", "seq", "-layout", "legacy"},
+		{"-target", "uuid", "-layout", "legacy"},
+		{"-target", "uuid", "-name", "x"},
+		{"-target", "uuid", "-expect-contiguous"},
 		{"-target", "seq", "-strategy", "fast"},
 		{"-target", "seq", "-name", ""},
 		{"extra"},

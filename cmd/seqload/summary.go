@@ -12,6 +12,7 @@ import (
 	"github.com/seqd/seqd/internal/loadreport"
 	"github.com/seqd/seqd/internal/stats"
 	"github.com/seqd/seqd/objectid"
+	"github.com/seqd/seqd/uuidv7"
 )
 
 // summary is the report of a run, printed as text or, with -json, as one JSON object
@@ -24,7 +25,7 @@ type summary struct {
 	latency struct{ p50, p90, p99, max time.Duration }
 }
 
-// summarize counts and verifies what the workers received. It sorts their ObjectIds in place.
+// summarize counts and verifies what the workers received. It sorts their ids in place.
 func summarize(cfg config, out outcome) summary {
 	s := summary{Summary: loadreport.Summary{
 		Target:       cfg.target,
@@ -46,10 +47,11 @@ func summarize(cfg config, out outcome) summary {
 
 	var latencies []time.Duration
 	var oids []stream[objectid.ID]
+	var uuids []stream[uuidv7.UUID]
 	var seqs []stream[seqOp]
 	for _, w := range out.workers {
 		failed := w.requests - w.ok
-		values := int64(len(w.oids)) + int64(len(w.seqs))*int64(cfg.perResponse())
+		values := int64(len(w.oids)) + int64(len(w.uuids)) + int64(len(w.seqs))*int64(cfg.perResponse())
 		s.Requests += w.requests
 		s.OK += w.ok
 		s.Failed += failed
@@ -68,6 +70,7 @@ func summarize(cfg config, out outcome) summary {
 		}
 		latencies = append(latencies, w.latencies...)
 		oids = append(oids, stream[objectid.ID]{w.client, w.addr, w.oids})
+		uuids = append(uuids, stream[uuidv7.UUID]{w.client, w.addr, w.uuids})
 		seqs = append(seqs, stream[seqOp]{w.client, w.addr, w.seqs})
 	}
 
@@ -80,9 +83,12 @@ func summarize(cfg config, out outcome) summary {
 	s.LatencyP99Ms, s.LatencyMaxMs = millis(s.latency.p99), millis(s.latency.max)
 
 	var v verdict
-	if cfg.target == targetOID {
+	switch cfg.target {
+	case targetOID:
 		v = verifyObjectIDs(oids)
-	} else {
+	case targetUUID:
+		v = verifyUUIDs(uuids)
+	default:
 		v = verifySequence(out.began, seqs, cfg.expectContiguous, s.Failed)
 		s.Sequence = &loadreport.Sequence{Name: cfg.name, Strategy: cfg.strategy,
 			Min: v.sequence.Min, Max: v.sequence.Max, Missing: uint64(v.sequence.Gaps)}
@@ -134,7 +140,7 @@ func (s *summary) writeText(w io.Writer) error {
 		line("errors", "%s: %d (first: %s)", kind, s.Errors[kind], s.ErrorSamples[kind])
 	}
 	line("unique", "%d distinct, %d duplicates", s.Distinct, s.Duplicates)
-	if s.Target == targetOID {
+	if s.Target != targetSeq {
 		line("order", "%d violations", s.OrderErrors)
 	} else {
 		line("order", "%d violations of real-time order, across all clients and addresses", s.OrderErrors)

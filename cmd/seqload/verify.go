@@ -10,12 +10,14 @@ import (
 
 	"github.com/seqd/seqd/internal/history"
 	"github.com/seqd/seqd/objectid"
+	"github.com/seqd/seqd/uuidv7"
 )
 
 // The verification works on what each client received, one stream per client.
 //
-// ObjectIds are never copied into one big slice: each stream is sorted in place and the
-// streams are merged, so checking costs no memory beyond the 12 bytes per id already held.
+// ObjectIds and UUIDs are never copied into one big slice: each stream is sorted in place
+// and the streams are merged, so checking costs no memory beyond the 12 or 16 bytes per id
+// already held.
 //
 // Sequence requests are checked as one history across all clients and addresses (package
 // history). Each is a range of values, recorded in 32 bytes whatever its count; the check
@@ -46,11 +48,23 @@ type verdict struct {
 // verifyObjectIDs checks that no id was received twice and that each client's ids
 // strictly increase. It sorts the streams in place.
 func verifyObjectIDs(streams []stream[objectid.ID]) verdict {
+	return verifyIDs(streams, "oid", objectid.Compare, objectid.ID.String)
+}
+
+// verifyUUIDs is verifyObjectIDs for version 7 UUIDs, which a process hands out in
+// increasing order too.
+func verifyUUIDs(streams []stream[uuidv7.UUID]) verdict {
+	return verifyIDs(streams, "uuid", uuidv7.Compare, uuidv7.UUID.String)
+}
+
+// verifyIDs checks ids of one kind, called noun in the report: none received twice,
+// and each client's strictly increasing. It sorts the streams in place.
+func verifyIDs[T any](streams []stream[T], noun string, cmp func(a, b T) int, format func(T) string) verdict {
 	var v verdict
 	var listed int
 	for _, s := range streams {
 		v.values += int64(len(s.values))
-		n, first := orderViolations(s.values, objectid.Compare)
+		n, first := orderViolations(s.values, cmp)
 		if n == 0 {
 			continue
 		}
@@ -58,15 +72,15 @@ func verifyObjectIDs(streams []stream[objectid.ID]) verdict {
 		if listed < maxListed {
 			listed++
 			v.failures = append(v.failures, fmt.Sprintf(
-				"order: %s: oid #%d %s is not above #%d %s (%d violations in this client)",
-				s.label(), first, s.values[first], first-1, s.values[first-1], n))
+				"order: %s: %s #%d %s is not above #%d %s (%d violations in this client)",
+				s.label(), noun, first, format(s.values[first]), first-1, format(s.values[first-1]), n))
 		}
 	}
-	runs := sortedRuns(streams, objectid.Compare)
-	u := uniqueness[objectid.ID]{cmp: objectid.Compare}
-	mergeSorted(runs, objectid.Compare, func(id objectid.ID, run int) { u.add(id, run) })
+	runs := sortedRuns(streams, cmp)
+	u := uniqueness[T]{cmp: cmp}
+	mergeSorted(runs, cmp, func(id T, run int) { u.add(id, run) })
 	v.distinct, v.duplicates = u.distinct, u.extra
-	v.failures = append(v.failures, u.failures("oid", streams, objectid.ID.String)...)
+	v.failures = append(v.failures, u.failures(noun, streams, format)...)
 	return v
 }
 

@@ -6,7 +6,8 @@
 // strategy, n > 1 too; a name that fails counters.ValidName gets ErrInvalidName;
 // Current reports ErrNotFound for a name never used; Set refuses a negative value
 // with ErrInvalidValue and a move backwards with ErrBackwards unless forced; values
-// end at math.MaxInt64 with ErrExhausted; List is ordered by name. A call whose
+// end at math.MaxInt64 with ErrExhausted; List pages by name as
+// counters.ListOptions say, and refuses what their Check refuses. A call whose
 // context is done returns ErrUnavailable wrapping ctx.Err(). Every error wraps the
 // counters sentinel, as the real strategies' do, so errors.Is works.
 //
@@ -18,8 +19,8 @@
 // gave it: the fake has no blocks of its own.
 //
 // A test can make every method fail (FailWith, FailFunc, BlockUntilDone), seed and
-// read sequences without a call (Store, StoreSequence, Value), and read what was
-// asked (Calls). A Sequencer is safe for concurrent use.
+// read sequences without a call (Store, StoreSequence, StoreInvalid, Value), and
+// read what was asked (Calls). A Sequencer is safe for concurrent use.
 package memseq
 
 import (
@@ -52,7 +53,8 @@ var _ counters.Sequencer = (*Sequencer)(nil)
 
 // Call is one method call, as the Sequencer received it.
 type Call struct {
-	Op                 string // "nextN", "current", "set", "setMode" or "list"
+	Op                 string               // "nextN", "current", "set", "setMode" or "list"
+	List               counters.ListOptions // what list was asked
 	Name               string
 	N                  int64     // the count asked of nextN
 	Value              int64     // the value asked of set
@@ -105,7 +107,7 @@ func (s *Sequencer) Store(name string, v int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seq := s.seqs[name]
-	seq.Value = v
+	seq.Value, seq.Err = v, nil
 	s.seqs[name] = seq
 }
 
@@ -116,6 +118,22 @@ func (s *Sequencer) StoreSequence(seq seqd.Sequence) {
 	defer s.mu.Unlock()
 	seq.Err = nil
 	s.seqs[seq.Name] = seq
+}
+
+// StoreInvalid stores under name a record seqd cannot use, as another client
+// might write one: List lists it with Err set to err, and Current, NextN, Set and
+// SetMode of name return err. err should wrap counters.ErrInvalidCounter, as the
+// real strategies' do. A later Store or StoreSequence of name replaces it.
+func (s *Sequencer) StoreInvalid(name string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seqs[name] = seqd.Sequence{Name: name, Err: err}
+}
+
+// invalid returns the error of name's record if StoreInvalid stored one. The
+// caller holds s.mu.
+func (s *Sequencer) invalid(name string) error {
+	return s.seqs[name].Err
 }
 
 // Value returns the value of name, and whether name exists, without a call.
@@ -191,6 +209,9 @@ func (s *Sequencer) NextN(ctx context.Context, name string, n int64) (counters.R
 func (s *Sequencer) reserve(name string, n int64) (counters.Range, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.invalid(name); err != nil {
+		return counters.Range{}, err
+	}
 	seq := s.seqs[name]
 	last := seq.Value
 	if last > math.MaxInt64-n {
@@ -212,11 +233,18 @@ func (s *Sequencer) Current(ctx context.Context, name string) (counters.Sequence
 	if !ok {
 		return counters.Sequence{}, fmt.Errorf("memseq: current %q: %w", name, counters.ErrNotFound)
 	}
+	if seq.Err != nil {
+		return counters.Sequence{}, seq.Err
+	}
 	return stored(name, seq), nil
 }
 
-// stored is seq as Current and List return it: named, with its mode.
+// stored is seq as Current and List return it: named, with its mode; or, for a
+// record StoreInvalid stored, named and with its error only.
 func stored(name string, seq seqd.Sequence) counters.Sequence {
+	if seq.Err != nil {
+		return counters.Sequence{Name: name, Err: seq.Err}
+	}
 	seq.Name = name
 	if seq.Mode == "" {
 		seq.Mode = seqd.ModeStrict
@@ -234,6 +262,9 @@ func (s *Sequencer) Set(ctx context.Context, name string, value int64, force boo
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.invalid(name); err != nil {
+		return err
+	}
 	seq := s.seqs[name]
 	if cur := seq.Value; value < cur && !force {
 		return fmt.Errorf("memseq: set %q to %d: %w: at %d, asked for %d", name, value, counters.ErrBackwards, cur, value)
@@ -257,23 +288,31 @@ func (s *Sequencer) SetMode(ctx context.Context, name string, mode seqd.Mode, mi
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.invalid(name); err != nil {
+		return err
+	}
 	seq := s.seqs[name]
 	seq.Name, seq.Mode, seq.MinBlock, seq.MaxBlock = name, mode, minBlock, maxBlock
 	s.seqs[name] = seq
 	return nil
 }
 
-// List returns every sequence, ordered by name.
-func (s *Sequencer) List(ctx context.Context) ([]counters.Sequence, error) {
-	if err := s.begin(ctx, Call{Op: "list"}); err != nil {
-		return nil, err
+// List returns the page of sequences that opts selects, ordered by name.
+func (s *Sequencer) List(ctx context.Context, opts counters.ListOptions) (counters.Page, error) {
+	if err := s.begin(ctx, Call{Op: "list", List: opts}); err != nil {
+		return counters.Page{}, err
+	}
+	if err := opts.Check(); err != nil {
+		return counters.Page{}, fmt.Errorf("memseq: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	list := make([]counters.Sequence, 0, len(s.seqs))
+	var matches []counters.Sequence
 	for name, seq := range s.seqs {
-		list = append(list, stored(name, seq))
+		if opts.Match(name) {
+			matches = append(matches, stored(name, seq))
+		}
 	}
-	slices.SortFunc(list, func(a, b counters.Sequence) int { return strings.Compare(a.Name, b.Name) })
-	return list, nil
+	slices.SortFunc(matches, func(a, b counters.Sequence) int { return strings.Compare(a.Name, b.Name) })
+	return opts.PageOf(matches), nil
 }

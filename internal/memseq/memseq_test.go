@@ -3,8 +3,10 @@ package memseq_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/seqd/seqd/blocks"
 	"github.com/seqd/seqd/counters"
 	"github.com/seqd/seqd/internal/memseq"
+	"github.com/seqd/seqd/internal/pages"
 )
 
 // TestContract checks the counters.Sequencer contract the package comment promises.
@@ -60,10 +63,11 @@ func TestContract(t *testing.T) {
 		t.Errorf("the last value = %d, %v", v, err)
 	}
 	s.Store("m", 7)
-	list, err := s.List(ctx)
+	page, err := s.List(ctx, counters.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	list := page.Sequences
 	want := []counters.Sequence{{Name: "a", Value: 2, Mode: seqd.ModeStrict}, {Name: "m", Value: 7, Mode: seqd.ModeStrict}, {Name: "z", Value: math.MaxInt64, Mode: seqd.ModeStrict}}
 	if !slices.Equal(list, want) {
 		t.Errorf("List = %+v, want %+v", list, want)
@@ -151,10 +155,11 @@ func TestSetMode(t *testing.T) {
 	if v, err := next(ctx, s, "a"); v != 8 || err != nil {
 		t.Errorf("Next after SetMode = %d, %v; want 8", v, err)
 	}
-	list, err := s.List(ctx)
+	page, err := s.List(ctx, counters.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	list := page.Sequences
 	wantList := []seqd.Sequence{
 		{Name: "a", Value: 8, Mode: seqd.ModeStrict, MinBlock: 1, MaxBlock: seqd.MaxCount},
 		{Name: "new", Mode: seqd.ModeCached},
@@ -211,8 +216,8 @@ func TestStoreSequence(t *testing.T) {
 	if got, err := s.Current(ctx, "c"); got != want[0] || err != nil {
 		t.Errorf("Current = %+v, %v; want %+v", got, err, want[0])
 	}
-	if list, err := s.List(ctx); !slices.Equal(list, want) || err != nil {
-		t.Errorf("List = %+v, %v; want %+v", list, err, want)
+	if page, err := s.List(ctx, counters.ListOptions{}); !slices.Equal(page.Sequences, want) || page.Next != "" || err != nil {
+		t.Errorf("List = %+v, %v; want %+v", page, err, want)
 	}
 	// Store changes the value only.
 	s.Store("c", 4000)
@@ -246,4 +251,73 @@ func TestBlockStatus(t *testing.T) {
 func next(ctx context.Context, s *memseq.Sequencer, name string) (int64, error) {
 	r, err := s.NextN(ctx, name, 1)
 	return r.First, err
+}
+
+// TestListPages checks List's paging: every limit and prefix walks the stored
+// names in order, each once, a record StoreInvalid stored among them with its
+// error; and options Check refuses are refused.
+func TestListPages(t *testing.T) {
+	ctx := context.Background()
+	s := memseq.New(counters.StrategyCounter)
+	names := []string{"a", "a-1", "a.b", "a0", "a9", "aZ", "a_", "az", "azz", "b", "z", "z-", "zz", "zzz"}
+	bad := fmt.Errorf("memseq: %w: seq is a string", counters.ErrInvalidCounter)
+	for i, name := range names {
+		if name == "a_" {
+			s.StoreInvalid(name, bad)
+			continue
+		}
+		s.Store(name, int64(i))
+	}
+	for _, prefix := range []string{"", "a", "a_", "az", "z", "zz", "a9", "aZ", "b", "c", "azzz"} {
+		var want []string
+		for _, name := range names {
+			if strings.HasPrefix(name, prefix) {
+				want = append(want, name)
+			}
+		}
+		for _, limit := range []int{0, 1, 2, 3, len(want), len(want) + 1} {
+			got, _, err := pages.Walk(ctx, s, counters.ListOptions{Prefix: prefix, Limit: limit})
+			if err != nil {
+				t.Fatalf("prefix %q, limit %d: %v", prefix, limit, err)
+			}
+			var gotNames []string
+			for _, seq := range got {
+				gotNames = append(gotNames, seq.Name)
+				if (seq.Name == "a_") != (seq.Err != nil) || seq.Err != nil && !errors.Is(seq.Err, counters.ErrInvalidCounter) {
+					t.Errorf("prefix %q: %+v, want an error on a_ only", prefix, seq)
+				}
+			}
+			if !slices.Equal(gotNames, want) {
+				t.Errorf("prefix %q, limit %d: %q, want %q", prefix, limit, gotNames, want)
+			}
+		}
+	}
+	// An after below, inside and above a prefix's names.
+	for _, tc := range []struct {
+		prefix, after string
+		want          []string
+	}{
+		{"az", "a", []string{"az", "azz"}},
+		{"az", "az", []string{"azz"}},
+		{"az", "azz", []string{}},
+		{"", "z", []string{"z-", "zz", "zzz"}},
+		{"", "zzz", []string{}},
+	} {
+		page, err := s.List(ctx, counters.ListOptions{Prefix: tc.prefix, After: tc.after})
+		got := []string{}
+		for _, seq := range page.Sequences {
+			got = append(got, seq.Name)
+		}
+		if err != nil || !slices.Equal(got, tc.want) || page.Next != "" {
+			t.Errorf("prefix %q after %q = %q, next %q, %v; want %q", tc.prefix, tc.after, got, page.Next, err, tc.want)
+		}
+	}
+	if _, err := s.Current(ctx, "a_"); !errors.Is(err, counters.ErrInvalidCounter) {
+		t.Errorf("Current of an invalid record = %v, want ErrInvalidCounter", err)
+	}
+	for _, opts := range []counters.ListOptions{{Limit: -1}, {Limit: counters.MaxListLimit + 1}, {Prefix: "_a"}, {Prefix: "a b"}, {After: "a\xff"}} {
+		if _, err := s.List(ctx, opts); err == nil {
+			t.Errorf("List(%+v) = nil error", opts)
+		}
+	}
 }
