@@ -36,6 +36,8 @@ unit:
 # its helper packages' own tests run after it.
 integration:
 	$(if $(RACE),,$(NORACE_WARNING))
+	@if command -v npm >/dev/null; then npm ci --prefix integration/testdata/node --no-audit --no-fund --silent; \
+	else echo "make: no npm: TestUUIDv7NodeDriver will skip (it reads seqd's UUIDs with the Node driver)" >&2; fi
 	cd integration && $(GOTEST) -tags integration -count=1 -timeout 30m
 	$(GOTEST) -tags integration -count=1 $$($(GO) list -tags integration ./integration/... | grep -v '/integration$$')
 
