@@ -98,6 +98,9 @@ func (e *cachedName) confirm(sent time.Time, lease time.Duration) {
 // read and two atomic loads. Before its first block e holds nothing, and a
 // fetch that answers within the lease confirms itself (reserveBlock).
 func (e *cachedName) leased() bool {
+	if mutantNoLease { // TEST ONLY: false unless built with -tags seqdmutants
+		return true
+	}
 	return int64(time.Since(epoch)) < e.leaseUntil.Load() || !e.fetched.Load()
 }
 
@@ -458,6 +461,9 @@ func (c *Counter) giveBack(ctx context.Context, e *cachedName, held []seqd.Range
 		filter := counterFilter(e.name, t.Last, bson.D{{Key: fieldSeq, Value: t.Last}},
 			equalOrAbsent(fieldForced, forced),
 			absentOr(fieldFloor, bson.D{{Key: "$lte", Value: t.First - 1}}))
+		if mutantNoFence { // TEST ONLY: false unless built with -tags seqdmutants
+			filter = counterFilter(e.name, t.Last, bson.D{{Key: fieldSeq, Value: t.Last}})
+		}
 		update := bson.D{
 			{Key: "$set", Value: bson.D{{Key: fieldSeq, Value: t.First - 1}}},
 			{Key: "$inc", Value: bson.D{{Key: fieldReturned, Value: t.Count()}, {Key: fieldServed, Value: served}}},

@@ -38,7 +38,11 @@ func NewCounter(db *mongo.Database, opts Options) *Counter {
 		confirm: db.Collection(CounterCollection, opts.confirmOptions()),
 		retry:   opts.retrier(StrategyCounter),
 	}
-	c.coalescer = newCoalescer(c.reserveBatch, opts.Observer.Batch, opts)
+	reserve := c.reserveBatch
+	if mutantEarlyAnswer { // TEST ONLY: false unless built with -tags seqdmutants
+		reserve = answerEarly(reserve)
+	}
+	c.coalescer = newCoalescer(reserve, opts.Observer.Batch, opts)
 	c.observer = opts.Observer
 	c.cache.init(opts)
 	return c

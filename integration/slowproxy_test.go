@@ -3,215 +3,33 @@
 package integration
 
 import (
-	"net"
 	"net/url"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/seqd/seqd/integration/relay"
 )
 
-// slowProxy forwards TCP connections to a server and holds everything the server
-// sends for a delay the test can change at any time: a slow backend, as its client
-// sees it. Cut and Heal partition the client from the server and back.
-type slowProxy struct {
-	ln       net.Listener
-	upstream string
-	delay    atomic.Int64 // nanoseconds
-	closed   chan struct{}
-
-	mu    sync.Mutex
-	conns map[net.Conn]struct{} // forwarded, both ends
-	cut   bool                  // between Cut and Heal
-	held  map[net.Conn]struct{} // accepted during a cut, forwarded nowhere
-	wg    sync.WaitGroup
-}
-
-// startSlowProxy listens on a free port of 127.0.0.1 and forwards to upstream until
-// the test ends.
-func startSlowProxy(t *testing.T, upstream string) *slowProxy {
+// startSlowProxy starts a relay to upstream (package relay) until the test ends:
+// a slow backend, or one cut off and healed, as its client sees it.
+func startSlowProxy(t *testing.T, upstream string) *relay.Relay {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &slowProxy{ln: ln, upstream: upstream, closed: make(chan struct{}),
-		conns: map[net.Conn]struct{}{}, held: map[net.Conn]struct{}{}}
-	p.wg.Go(p.accept)
-	t.Cleanup(p.close)
-	return p
+	return relay.Start(t, upstream)
 }
 
-// Addr is where clients connect.
-func (p *slowProxy) Addr() string { return p.ln.Addr().String() }
-
-// SetDelay makes the proxy hold each chunk from the server for d before passing it on.
-func (p *slowProxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
-
-// Cut partitions the clients from the server, as a network that drops every
-// packet would, but at once: every connection is closed, so that a request in
-// flight fails now rather than at its client's timeout, and the connections
-// accepted from now on are held open with nothing forwarded either way, so that
-// a client's dial succeeds and its handshake never gets an answer, until Heal.
-func (p *slowProxy) Cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = true
-	for c := range p.conns {
-		c.Close() // its pipes untrack it
-	}
-}
-
-// Heal ends a Cut: the connections held are closed, so that their clients dial
-// again, and new connections are forwarded.
-func (p *slowProxy) Heal() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = false
-	for c := range p.held {
-		c.Close()
-		delete(p.held, c)
-	}
-}
-
-func (p *slowProxy) accept() {
-	for {
-		down, err := p.ln.Accept()
-		if err != nil {
-			return // closed
-		}
-		var up net.Conn
-		if !p.isCut() { // during a cut nothing reaches the server, not even a dial
-			if up, err = net.Dial("tcp", p.upstream); err != nil {
-				down.Close()
-				continue
-			}
-		}
-		switch p.track(down, up) {
-		case closing:
-			return
-		case holding:
-			continue
-		}
-		p.wg.Go(func() { p.pipe(up, down, false) })
-		p.wg.Go(func() { p.pipe(down, up, true) })
-	}
-}
-
-func (p *slowProxy) isCut() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cut
-}
-
-// admission is what becomes of an accepted connection.
-type admission int
-
-const (
-	forwarding admission = iota
-	holding              // a cut: held until Heal
-	closing              // the proxy is closing: closed
-)
-
-// track registers an accepted connection and its upstream (nil if none was
-// dialed because the proxy was cut): forwarded, held if the proxy is cut, or
-// closed if it is closing.
-func (p *slowProxy) track(down, up net.Conn) admission {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	select {
-	case <-p.closed:
-		down.Close()
-		if up != nil {
-			up.Close()
-		}
-		return closing
-	default:
-	}
-	switch {
-	case p.cut:
-		if up != nil {
-			up.Close()
-		}
-		p.held[down] = struct{}{}
-		return holding
-	case up == nil: // cut when accepted, healed since: its client dials again
-		down.Close()
-		return holding
-	}
-	p.conns[down] = struct{}{}
-	p.conns[up] = struct{}{}
-	return forwarding
-}
-
-// pipe copies from src to dst, delayed if slow, and closes both when either side ends.
-func (p *slowProxy) pipe(dst, src net.Conn, slow bool) {
-	defer p.untrack(dst, src)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			if d := time.Duration(p.delay.Load()); slow && d > 0 {
-				timer := time.NewTimer(d)
-				select {
-				case <-timer.C:
-				case <-p.closed:
-					timer.Stop()
-					return
-				}
-			}
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (p *slowProxy) untrack(conns ...net.Conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range conns {
-		c.Close()
-		delete(p.conns, c)
-	}
-}
-
-// close stops accepting, cuts every connection and waits for the proxy's goroutines.
-func (p *slowProxy) close() {
-	p.mu.Lock()
-	select {
-	case <-p.closed:
-	default:
-		close(p.closed)
-	}
-	p.ln.Close()
-	for c := range p.conns {
-		c.Close()
-	}
-	for c := range p.held {
-		c.Close()
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
-}
-
-// startStoreRelay starts a slowProxy to the backend and returns it with a
+// startStoreRelay starts a relay to the backend and returns it with a
 // connection string that reaches the backend through it only: direct, so that
 // the driver does not discover the replica set's members and go around it.
-func startStoreRelay(t *testing.T) (*slowProxy, string) {
+func startStoreRelay(t *testing.T) (*relay.Relay, string) {
 	t.Helper()
 	u, err := url.Parse(seqdURI())
 	if err != nil || u.Scheme != "mongodb" || u.Host == "" || strings.Contains(u.Host, ",") {
 		t.Skipf("the relay needs a mongodb:// URI with one host, not %s", be.Kind)
 	}
-	p := startSlowProxy(t, u.Host)
-	u.Host = p.Addr()
-	q := u.Query()
-	q.Set("directConnection", "true")
-	u.RawQuery = q.Encode()
-	return p, u.String()
+	p := relay.Start(t, u.Host)
+	uri, err := p.Through(seqdURI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, uri
 }

@@ -59,7 +59,8 @@ type Backend struct {
 	Client  *mongo.Client // shared by the tests
 	Version string        // the server's buildInfo version
 
-	stop func(context.Context) error
+	stop     func(context.Context) error
+	devStore *devStoreRun // the dev store Open started, for Restart; nil for the others
 }
 
 // Open chooses and starts a backend. logf reports the choice and why the earlier
@@ -268,7 +269,8 @@ func startDevStore(ctx context.Context) (*Backend, error) {
 		cleanup(ctx, srv)
 		return nil, err
 	}
-	b.stop = func(ctx context.Context) error { return cleanup(ctx, srv) }
+	b.devStore = &devStoreRun{bin: bin, srv: srv}
+	b.stop = func(ctx context.Context) error { return cleanup(ctx, b.devStore.current()) }
 	return b, nil
 }
 

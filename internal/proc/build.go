@@ -44,9 +44,20 @@ func repoRoot(ctx context.Context) (string, error) {
 // with a go.mod of its own (cmd/devstore) is built in its own module. Later calls
 // return the same path; Clean removes the binaries.
 func Build(ctx context.Context, pkg string) (string, error) {
+	return BuildTags(ctx, pkg, "")
+}
+
+// BuildTags is Build with go build -tags tags ("" for none): the robustness
+// suite's deliberately broken binaries (integration/robustness). A package is
+// built once for each set of tags.
+func BuildTags(ctx context.Context, pkg, tags string) (string, error) {
 	builds.Lock()
 	defer builds.Unlock()
-	if bin, ok := builds.bins[pkg]; ok {
+	key := pkg
+	if tags != "" {
+		key = pkg + " -tags " + tags
+	}
+	if bin, ok := builds.bins[key]; ok {
 		return bin, nil
 	}
 	root, err := repoRoot(ctx)
@@ -58,7 +69,11 @@ func Build(ctx context.Context, pkg string) (string, error) {
 		return "", fmt.Errorf("proc: build: %w", err)
 	}
 	bin := filepath.Join(tmp, filepath.Base(pkg))
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
+	args := []string{"build", "-o", bin}
+	if tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, pkg)...)
 	cmd.Dir = root
 	if nested := filepath.Join(root, pkg); fileExists(filepath.Join(nested, "go.mod")) {
 		cmd.Args[len(cmd.Args)-1], cmd.Dir = ".", nested
@@ -71,7 +86,7 @@ func Build(ctx context.Context, pkg string) (string, error) {
 	if builds.bins == nil {
 		builds.bins = map[string]string{}
 	}
-	builds.bins[pkg] = bin
+	builds.bins[key] = bin
 	builds.dirs = append(builds.dirs, tmp)
 	return bin, nil
 }

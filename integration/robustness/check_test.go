@@ -1,0 +1,233 @@
+//go:build integration
+
+package robustness
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/seqd/seqd/internal/history"
+)
+
+// porcupineTimeout bounds porcupine's search for one name; a search that runs
+// out is reported as an anomaly of its own (the history could not be decided).
+const porcupineTimeout = 2 * time.Minute
+
+// anomaly is one broken promise found in a run's history.
+type anomaly struct {
+	Check   string `json:"check"` // which check found it
+	Name    string `json:"name"`
+	Count   int64  `json:"count"`
+	Example string `json:"example"`
+}
+
+// window is a span in which a name is known to be strict: an answer that
+// started at or after from and ended at or before to was a strict write.
+type window struct{ from, to time.Time }
+
+var forever = time.Unix(1<<40, 0)
+
+// strictWindows reads, from the admin's operations on a name (one after
+// another), when its answers were strict writes. A strict name always; a
+// cached one never. A switching name is strict from the start of the run until
+// the first PUT that may make it cached is sent (answered or not), and again
+// once a PUT mode strict answered: at once if the name was strict already (no
+// strict_from), else once its drain is over, which is the later of strict_from
+// and the PUT's answer plus the longest lease × 1.02 (every lease confirmed
+// before the switch has run out by then).
+func strictWindows(kind nameKind, admin []op, t0 time.Time) []window {
+	switch kind {
+	case kindStrict:
+		return []window{{t0.Add(-time.Hour), forever}}
+	case kindCached:
+		return nil
+	}
+	var out []window
+	open, from := true, t0.Add(-time.Hour)
+	for _, o := range admin {
+		if o.Kind != opMode {
+			continue
+		}
+		switch {
+		case o.Mode == "cached":
+			if open {
+				out = append(out, window{from, o.Start})
+			}
+			open = false
+		case o.Mode == "strict" && o.OK && !open:
+			open, from = true, o.End
+			if !o.StrictFrom.IsZero() {
+				from = o.End.Add(drainWait)
+				if o.StrictFrom.After(from) {
+					from = o.StrictFrom
+				}
+			}
+		}
+	}
+	if open {
+		out = append(out, window{from, forever})
+	}
+	return out
+}
+
+// inWindow reports whether o lies within one of ws.
+func inWindow(o op, ws []window) bool {
+	for _, w := range ws {
+		if !o.Start.Before(w.from) && !o.End.After(w.to) {
+			return true
+		}
+	}
+	return false
+}
+
+func toHistory(ops []op) []history.Op {
+	out := make([]history.Op, len(ops))
+	for i, o := range ops {
+		out[i] = history.Op{Client: o.who(), Start: o.Start, End: o.End, First: o.First, Last: o.Last}
+	}
+	return out
+}
+
+// checked is what the checks found in a run, and the figures of its history.
+type checked struct {
+	anomalies []anomaly
+	strict    int      // answers checked as strict
+	modelOps  int      // operations porcupine checked
+	visuals   []string // porcupine visualizations written
+}
+
+// checkHistory runs every check but the accounts over ops. A failing
+// porcupine check writes its visualization to dir.
+func checkHistory(names []seqName, ops []op, t0 time.Time, dir func() string) checked {
+	var res checked
+	add := func(check, name string, n int64, examples []string) {
+		ex := ""
+		if len(examples) > 0 {
+			ex = examples[0]
+		}
+		res.anomalies = append(res.anomalies, anomaly{Check: check, Name: name, Count: n, Example: ex})
+	}
+	for _, n := range names {
+		var answers, admin []op
+		for _, o := range ops {
+			switch {
+			case o.Name != n.name:
+			case o.Kind == opNext && o.OK:
+				answers = append(answers, o)
+			case o.Via == viaAdmin:
+				admin = append(admin, o)
+			}
+		}
+
+		// No value twice, anywhere.
+		if r := history.Check(toHistory(answers), history.Options{}); r.Duplicates > 0 || r.Invalid > 0 {
+			add("unique", n.name, r.Duplicates+int64(r.Invalid), r.Examples)
+		}
+
+		// In order per seqd process, and per caching client.
+		byProcess := map[string][]op{}
+		for _, o := range answers {
+			switch {
+			case o.Via == viaGoCache:
+				byProcess[o.Client] = append(byProcess[o.Client], o)
+			case o.Gen >= 0:
+				k := fmt.Sprintf("seqd-%d gen %d", o.Instance, o.Gen)
+				byProcess[k] = append(byProcess[k], o)
+			}
+		}
+		for _, k := range slices.Sorted(func(yield func(string) bool) {
+			for k := range byProcess {
+				if !yield(k) {
+					return
+				}
+			}
+		}) {
+			if r := history.Check(toHistory(byProcess[k]), history.Options{}); r.OrderViolations > 0 {
+				add("per-process order ("+k+")", n.name, r.OrderViolations, r.Examples)
+			}
+		}
+
+		// Strict answers: above every answer that ended before them, and
+		// linearizable with the admin's value PUTs and reads.
+		ws := strictWindows(n.kind, admin, t0)
+		var strict, model []op
+		for _, o := range answers {
+			if o.Via != viaGoCache && inWindow(o, ws) {
+				strict = append(strict, o)
+				model = append(model, o)
+			}
+		}
+		res.strict += len(strict)
+		if v := history.CheckAbove(toHistory(answers), toHistory(strict)); len(v) > 0 {
+			add("strict above all before", n.name, int64(len(v)), v)
+		}
+		for _, o := range admin {
+			if o.OK && (o.Kind == opSet || o.Kind == opRead) {
+				model = append(model, o)
+			}
+		}
+		res.modelOps += len(model)
+		pops := porcupineOps(model, n.kind == kindStrict, t0)
+		result, info := porcupine.CheckOperationsVerbose(seqModel, pops, porcupineTimeout)
+		if result != porcupine.Ok {
+			path := filepath.Join(dir(), "porcupine-"+n.name+".html")
+			example := fmt.Sprintf("%s: %d operations; visualization in %s", result, len(pops), path)
+			if err := porcupine.VisualizePath(seqModel, info, path); err != nil {
+				example += fmt.Sprintf(" (not written: %v)", err)
+			} else {
+				res.visuals = append(res.visuals, path)
+			}
+			add("linearizable (porcupine)", n.name, 1, []string{example})
+		}
+	}
+	return res
+}
+
+// accounts is a cached name's stored counts after the run.
+type accounts struct {
+	Seq                         int64
+	Reserved, Served, Returned  int64
+	Unaccounted                 int64
+	MaxHandedOut, LossBound     int64
+	Name                        string
+	APIReserved, APIServed      int64
+	APIReturned, APIUnaccounted int64
+	APIRead                     bool
+}
+
+// checkAccounts checks a name's counts: the API's add up, none is negative,
+// unaccounted stays within lossBound, and the stored value is at or above every
+// value handed out.
+func checkAccounts(a accounts) []anomaly {
+	var out []anomaly
+	bad := func(format string, args ...any) {
+		out = append(out, anomaly{Check: "accounts", Name: a.Name, Count: 1, Example: fmt.Sprintf(format, args...)})
+	}
+	if a.APIRead && a.APIReserved != a.APIServed+a.APIReturned+a.APIUnaccounted {
+		bad("GET says reserved %d ≠ served %d + returned %d + unaccounted %d", a.APIReserved, a.APIServed, a.APIReturned, a.APIUnaccounted)
+	}
+	if a.Reserved < 0 || a.Served < 0 || a.Returned < 0 || a.Unaccounted < 0 {
+		bad("stored reserved %d, served %d, returned %d: unaccounted %d; none may be negative", a.Reserved, a.Served, a.Returned, a.Unaccounted)
+	}
+	if a.Unaccounted > a.LossBound {
+		bad("unaccounted %d above what the run's faults and skips could lose (%d)", a.Unaccounted, a.LossBound)
+	}
+	if a.Seq < a.MaxHandedOut {
+		bad("stored value %d below %d, handed out", a.Seq, a.MaxHandedOut)
+	}
+	return out
+}
+
+// mkdirReport makes dir, or a new temporary directory if dir is "".
+func mkdirReport(dir string, seed uint64) (string, error) {
+	if dir == "" {
+		return os.MkdirTemp("", fmt.Sprintf("seqd-robustness-%d-", seed))
+	}
+	dir = filepath.Join(dir, fmt.Sprintf("seed-%d", seed))
+	return dir, os.MkdirAll(dir, 0o755)
+}

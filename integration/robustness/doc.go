@@ -1,0 +1,76 @@
+//go:build integration
+
+// Package robustness tests seqd the way etcd's tests/robustness tests etcd: a
+// cluster (the store and three seqd processes) takes random traffic while faults
+// from a seeded random schedule hit it, and every recorded history is checked
+// against what seqd promises, with a linearizability checker
+// (anishathalye/porcupine) where the promise is linearizability.
+//
+//	make robustness                          # 10 runs of 60 s, seeds from the clock
+//	make robustness SEED=1234 DURATION=60s   # one run, again
+//	make robustness-mutants                  # each mutant must be caught
+//
+// # The cluster
+//
+// The store is the suite's backend (integration/backend): MONGODB_URI, mongo:8.0
+// in Docker, or the dev store, which is the only one the suite can restart. Three
+// seqd processes (SEQD_BLOCK_LEASE=2s, SEQD_MODE_REFRESH=200ms, so that switches
+// are quick) reach it each through a relay of its own (integration/relay), which
+// can cut one off.
+//
+// # Traffic
+//
+// Clients take values over HTTP (GET and POST /seq/{name}/next, count 1 to 10)
+// from any instance, through the Go client (package client) bound to one
+// instance, and through the Go client with its cache. One admin moves values
+// forward (PUT {"value": v}, v at or above the value read just before: never a
+// forced Set back, which hands values out again by design), switches modes
+// (strict ↔ cached) and changes block bounds, and reads sequences (GET). Names
+// are of three kinds: strict (never cached), switching, and cached from the start.
+//
+// # Faults
+//
+// One at a time, from a schedule drawn from the seed: the failCommand failpoint
+// (closeConnection; errors 91 and 10107; writeConcernError 64 on commands that
+// ran; blockConnection past seqd's deadline), kill -9 of a seqd and its restart,
+// SIGTERM (a give-back) and restart, a store restart (crash or clean: the dev
+// store only), one seqd cut off from the store and healed, and SIGSTOP / SIGCONT
+// of a seqd for longer than its lease. Each has a precondition (can it run on this
+// cluster?) and an undo, run before the next fault. A partition or a pause also
+// has the admin switch its cached switching names to strict at once, so that
+// switches meet an instance that cannot see them.
+//
+// # Checks, on every run
+//
+//   - No value twice, over every name, client, instance and restart.
+//   - Each seqd process's answers strictly increase (cached mode's promise),
+//     and each caching Go client's.
+//   - Strict answers are linearizable, with admin operations: porcupine checks,
+//     per name, the answers known to be strict and the value PUTs and reads
+//     against a model of one sequence (model_test.go). Which answers are strict
+//     the server does not say; the suite knows from its admin's operations: a
+//     strict name's answers always; a switching name's between the end of a
+//     drain (the PUT's strict_from, and its answer's time plus the longest lease
+//     × 1.02) and the next PUT that might make it cached. The Go client's cache
+//     answers are never strict.
+//   - A strict answer is above every answer that ended before it started,
+//     cached or not (history.CheckAbove).
+//   - The stored counts add up: reserved = served + returned + unaccounted, none
+//     negative, unaccounted within what the run's faults and skips can lose, and
+//     the stored value at or above every value handed out.
+//
+// # A failing run
+//
+// prints its seed (printed first in any case), the fault schedule as it ran, the
+// anomalies, and the path of a report directory: the history as JSON lines, the
+// schedule, each seqd's output, and porcupine's HTML visualization of each
+// failing name (the smallest failing partition).
+//
+// # Mutants
+//
+// A suite proves it can fail: seqd built with -tags seqdmutants reads
+// SEQD_MUTANT and breaks one promise on purpose (counters/mutants_on.go): no-lease
+// (blocks served whatever their lease), no-fence (a give-back that ignores the
+// floor a Set left), early-answer (the coalescer answers before its write
+// returns). TestRobustnessMutants runs each until the checks catch it.
+package robustness
