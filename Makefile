@@ -4,6 +4,8 @@ SHELL := bash
 # many seconds it waits for the store to say it listens.
 DEVSTORE_ADDR ?= 127.0.0.1:27017
 DEVSTORE_WAIT ?= 30
+# Where the development store keeps its data.
+DEVSTORE_DIR ?= data
 
 # The race detector needs cgo, and cgo a C compiler: without one (go env CGO_ENABLED
 # is 0, or CC is not found) the tests run without -race, and say so.
@@ -39,8 +41,9 @@ unit:
 # its helper packages' own tests run after it.
 integration:
 	$(if $(RACE),,$(NORACE_WARNING))
-	@if command -v npm >/dev/null; then npm ci --prefix integration/testdata/node --no-audit --no-fund --silent; \
-	else echo "make: no npm: TestUUIDv7NodeDriver will skip (it reads seqd's UUIDs with the Node driver)" >&2; fi
+	@if command -v npm >/dev/null; then npm ci --prefix integration/testdata/node --no-audit --no-fund --silent && \
+		npm ci --prefix integration/testdata/tsclient --no-audit --no-fund --silent; \
+	else echo "make: no npm: TestUUIDv7NodeDriver and TestTypeScriptClient will skip (the Node driver; a client generated from openapi.json)" >&2; fi
 	cd integration && $(GOTEST) -tags integration -count=1 -timeout 30m
 	$(GOTEST) -tags integration -count=1 $$($(GO) list -tags integration ./integration/... | grep -v -e '/integration$$' -e '/robustness$$')
 	cd integration/robustness && $(GOTEST) -tags integration -count=1 -timeout 15m -run '^TestRobustness$$' \
@@ -84,8 +87,11 @@ devstore:
 	cd cmd/devstore && $(GO) build -o ../../bin/devstore .
 
 # Serve the API in the foreground. Without MONGODB_URI it builds seqd and the
-# development store at once, starts the store (data under ./data), waits for its
-# "listening on ADDR" line, then starts seqd; Ctrl-C stops both.
+# development store at once, starts the store (data under DEVSTORE_DIR), waits for its
+# "listening on ADDR" line, then starts seqd; Ctrl-C stops both, in order: Ctrl-C
+# signals the terminal's process group, which the store is not in (setsid) and the
+# copy of its output ignores, so seqd stops first and gives back its cached blocks
+# to the store, then the EXIT trap stops the store and waits for it.
 run:
 	@if [ -n "$$MONGODB_URI" ]; then \
 		$(MAKE) --no-print-directory build || exit 1; \
@@ -95,7 +101,7 @@ run:
 	[ -x bin/devstore ] || echo "make run: building the development store — first time only, a few minutes"; \
 	[ -x bin/seqd ] || echo "make run: building seqd — first time only"; \
 	$(MAKE) --no-print-directory -j2 build devstore || exit 1; \
-	exec 3< <(exec bin/devstore -listen $(DEVSTORE_ADDR) -dir data); ds=$$!; \
+	exec 3< <(exec $$(command -v setsid) bin/devstore -listen $(DEVSTORE_ADDR) -dir $(DEVSTORE_DIR)); ds=$$!; \
 	trap 'kill $$ds 2>/dev/null; wait $$ds 2>/dev/null' EXIT; \
 	trap 'exit 130' INT TERM; \
 	ready=; timedout=; \
@@ -113,7 +119,7 @@ run:
 		exit 1; \
 	fi; \
 	cat <&3 & exec 3<&-; \
-	against="the development store at $(DEVSTORE_ADDR) (data in ./data)"; $(run_banner); \
+	against="the development store at $(DEVSTORE_ADDR) (data in ./$(DEVSTORE_DIR))"; $(run_banner); \
 	MONGODB_URI=mongodb://$(DEVSTORE_ADDR)/ bin/seqd
 
 # What `make run` says before seqd starts: where it serves, against what, and whether

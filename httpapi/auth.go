@@ -3,31 +3,93 @@ package httpapi
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
 )
 
-// keyring checks bearer tokens. Tokens are kept only as SHA-256 digests and compared
-// in constant time, so neither their content nor their length leaks through timing.
-type keyring struct {
-	clients [][sha256.Size]byte
-	admin   *[sha256.Size]byte
+// Token is a bearer token and the sequences it may use.
+type Token struct {
+	Secret string
+	Scope  Scope
 }
 
-func newKeyring(clients []string, admin string) *keyring {
-	k := &keyring{}
-	for _, t := range clients {
-		if t != "" {
-			k.clients = append(k.clients, sha256.Sum256([]byte(t)))
+// Keyring holds the tokens seqd takes: client tokens, for /oid, /uuid, /seq and
+// /status, and admin tokens, for PUT /seq/{name} as well, each with its scope.
+// Set replaces them all at once while requests are served: a request is checked
+// against the tokens in force when it arrived, and keeps the scope it got then
+// until it is answered.
+//
+// Tokens are kept only as SHA-256 digests, and a request's is compared with every
+// one of them in constant time, without stopping at a match, so neither a token's
+// content, its length nor its place in the list leaks through timing.
+type Keyring struct {
+	keys atomic.Pointer[keySet]
+}
+
+// keySet is the tokens in force, never changed once made.
+type keySet struct {
+	entries         []keyEntry
+	clients, admins int // how many entries of each role
+}
+
+type keyEntry struct {
+	digest [sha256.Size]byte
+	role   role
+	scope  Scope
+}
+
+// NewKeyring returns a Keyring of clients and admins (Set's rules).
+func NewKeyring(clients, admins []Token) (*Keyring, error) {
+	k := &Keyring{}
+	if err := k.Set(clients, admins); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Set puts clients and admins in force in place of the tokens before, all at
+// once. Tokens with an empty Secret are left out. With no client token, the
+// client routes take any request; with no admin token, PUT answers 403
+// admin_disabled. A token given twice, as client or admin, is an error, which
+// says which two entries (never the token), and changes nothing.
+func (k *Keyring) Set(clients, admins []Token) error {
+	s := &keySet{}
+	seen := make(map[[sha256.Size]byte]string)
+	add := func(list []Token, r role, what string) error {
+		for i, t := range list {
+			if t.Secret == "" {
+				continue
+			}
+			d := sha256.Sum256([]byte(t.Secret))
+			where := fmt.Sprintf("%s token %d", what, i+1)
+			if first, dup := seen[d]; dup {
+				return fmt.Errorf("httpapi: %s is the same as %s", where, first)
+			}
+			seen[d] = where
+			s.entries = append(s.entries, keyEntry{digest: d, role: r, scope: t.Scope})
 		}
+		return nil
 	}
-	if admin != "" {
-		d := sha256.Sum256([]byte(admin))
-		k.admin = &d
+	if err := add(clients, roleClient, "client"); err != nil {
+		return err
 	}
-	return k
+	s.clients = len(s.entries)
+	if err := add(admins, roleAdmin, "admin"); err != nil {
+		return err
+	}
+	s.admins = len(s.entries) - s.clients
+	k.keys.Store(s)
+	return nil
+}
+
+// Counts returns how many client and admin tokens are in force.
+func (k *Keyring) Counts() (clients, admins int) {
+	s := k.keys.Load()
+	return s.clients, s.admins
 }
 
 type role int
@@ -38,30 +100,23 @@ const (
 	roleAdmin
 )
 
-// roleOf returns the role the request's bearer token grants.
-func (k *keyring) roleOf(r *http.Request) role {
-	role, _ := k.identify(r)
-	return role
-}
-
-// identify returns the role the request's bearer token grants and the token's digest.
-func (k *keyring) identify(r *http.Request) (role, [sha256.Size]byte) {
+// identify returns the entry of the request's bearer token in s, nil for none,
+// and the token's digest.
+func (s *keySet) identify(r *http.Request) (*keyEntry, [sha256.Size]byte) {
 	token, ok := bearer(r.Header.Get(echo.HeaderAuthorization))
 	if !ok {
-		return roleNone, [sha256.Size]byte{}
+		return nil, [sha256.Size]byte{}
 	}
 	d := sha256.Sum256([]byte(token))
-	if k.admin != nil && subtle.ConstantTimeCompare(d[:], k.admin[:]) == 1 {
-		return roleAdmin, d
+	found := -1
+	for i := range s.entries {
+		match := subtle.ConstantTimeCompare(d[:], s.entries[i].digest[:])
+		found = subtle.ConstantTimeSelect(match, i, found)
 	}
-	match := 0
-	for i := range k.clients {
-		match |= subtle.ConstantTimeCompare(d[:], k.clients[i][:])
+	if found < 0 {
+		return nil, d
 	}
-	if match == 1 {
-		return roleClient, d
-	}
-	return roleNone, d
+	return &s.entries[found], d
 }
 
 func bearer(h string) (string, bool) {
@@ -75,36 +130,50 @@ func bearer(h string) (string, bool) {
 var (
 	errUnauthorized  = &Error{Code: "unauthorized", Message: "missing or invalid bearer token"}
 	errAdminDisabled = &Error{Code: "admin_disabled", Message: "admin operations are disabled: start seqd with --admin-token"}
-	errNotAdmin      = &Error{Code: "forbidden", Message: "this operation needs the admin token"}
+	errNotAdmin      = &Error{Code: "forbidden", Message: "this operation needs an admin token"}
 )
 
-// requireClient lets a request through when no client tokens are configured or when it
-// presents a client or the admin token.
-func (k *keyring) requireClient(next echo.HandlerFunc) echo.HandlerFunc {
-	if len(k.clients) == 0 {
-		return next
+// letThrough passes the request on under e's scope: a scope of every name leaves
+// nothing in the context (scopeOf reads that as every name).
+func letThrough(c echo.Context, next echo.HandlerFunc, e *keyEntry) error {
+	if e != nil && !e.scope.All() {
+		c.Set(scopeKey, e.scope)
 	}
+	return next(c)
+}
+
+// requireClient lets a request through when no client tokens are in force, with
+// every name, or when it presents a client or an admin token, with that token's
+// scope.
+func (k *Keyring) requireClient(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if k.roleOf(c.Request()) == roleNone {
+		s := k.keys.Load()
+		if s.clients == 0 {
+			return next(c)
+		}
+		e, _ := s.identify(c.Request())
+		if e == nil {
 			return errUnauthorized
 		}
-		return next(c)
+		return letThrough(c, next, e)
 	}
 }
 
-// requireAdmin lets through only requests that present the admin token.
-func (k *keyring) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+// requireAdmin lets through only requests that present an admin token, with its
+// scope.
+func (k *Keyring) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if k.admin == nil {
+		s := k.keys.Load()
+		if s.admins == 0 {
 			return errAdminDisabled
 		}
-		switch k.roleOf(c.Request()) {
-		case roleAdmin:
-			return next(c)
-		case roleClient:
-			return errNotAdmin
-		default:
+		e, _ := s.identify(c.Request())
+		switch {
+		case e == nil:
 			return errUnauthorized
+		case e.role != roleAdmin:
+			return errNotAdmin
 		}
+		return letThrough(c, next, e)
 	}
 }

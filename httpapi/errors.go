@@ -44,6 +44,7 @@ var codes = map[string]int{
 	"invalid_force":     http.StatusBadRequest,
 	"invalid_after":     http.StatusBadRequest,
 	"invalid_id":        http.StatusBadRequest,
+	"invalid_int64":     http.StatusBadRequest,
 	"invalid_layout":    http.StatusBadRequest,
 	"invalid_limit":     http.StatusBadRequest,
 	"invalid_mode":      http.StatusBadRequest,

@@ -60,7 +60,7 @@ func FuzzPutBody(f *testing.F) {
 		if contentType != "" {
 			req.Header.Set("Content-Type", contentType)
 		}
-		got, err := httpapi.ReadPutBody(req)
+		got, err := httpapi.ReadPutBody(req, false)
 		if err != nil {
 			var apiErr *httpapi.Error
 			if !errors.As(err, &apiErr) || httpapi.StatusOf(apiErr.Code) < 400 || httpapi.StatusOf(apiErr.Code) > 499 || apiErr.Code == "" {

@@ -85,7 +85,8 @@ func (s *server) serveInput(t testing.TB, in handlerInput) (outcome, *httptest.R
 	if fault.err != nil {
 		s.counter.FailWith(fault.err)
 		s.optimistic.FailWith(fault.err)
-		s.ping.setFail(func(context.Context) error { return fault.err })
+		// A ping is the driver's, whose errors are never the domain's sentinels.
+		s.ping.setFail(func(context.Context) error { return errors.New("ping: " + fault.err.Error()) })
 		defer func() {
 			s.counter.FailFunc(nil)
 			s.optimistic.FailFunc(nil)

@@ -54,6 +54,9 @@ type server struct {
 	ping       *fakePing
 	metrics    *httpapi.Metrics
 	logs       *bytes.Buffer // JSON log lines, at Debug and above
+	// skipContract leaves out checkContract, for a test whose fakes answer what
+	// the real backends never do.
+	skipContract bool
 }
 
 // Tokens the tests configure.
@@ -138,12 +141,15 @@ func newRequest(method, target, body string, header ...string) *http.Request {
 	return req
 }
 
-// serve runs req through the handler and checks what every response must satisfy.
+// serve runs req through the handler and checks what every response must satisfy,
+// and that request and answer keep openapi.json's contract (checkContract).
 func (s *server) serve(t testing.TB, req *http.Request) *httptest.ResponseRecorder {
 	t.Helper()
+	body := readBody(t, req)
 	rec := httptest.NewRecorder()
 	s.handler.ServeHTTP(rec, req)
 	checkInvariants(t, req, rec)
+	s.checkContract(t, req, body, rec)
 	return rec
 }
 
@@ -160,7 +166,7 @@ func (s *server) put(t testing.TB, target, body string) *httptest.ResponseRecord
 		"Content-Type", "application/json", "Authorization", "Bearer "+adminToken))
 }
 
-var snakeCase = regexp.MustCompile(`^[a-z]+(_[a-z]+)*$`)
+var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 
 // goWords are what Go error texts carry and API messages must not: a package prefix,
 // Go type talk, Echo's error formatting.

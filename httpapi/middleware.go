@@ -25,7 +25,9 @@ import (
 //     before its answer gets 499 (nginx's), not a backend failure;
 //   - the request is counted and timed (Metrics), and logged: at Info when it
 //     failed, at Debug when it succeeded, which keeps the log quiet and cheap at high
-//     request rates. Headers, and so tokens, are never logged.
+//     request rates. Headers, and so tokens, are never logged, nor the path of a
+//     request the token checks refused (401, 403), whose name may lie outside
+//     its caller's scope: its route instead.
 //
 // One middleware rather than five because Echo composes the middleware chain anew
 // for every request, a closure each.
@@ -54,10 +56,14 @@ func observe(log *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 				level = slog.LevelInfo
 			}
 			if log.Enabled(ctx, level) {
+				path := r.URL.Path
+				if status == http.StatusUnauthorized || status == http.StatusForbidden {
+					path = c.Path() // the route: a name the caller may not use stays out of the log
+				}
 				attrs := []slog.Attr{
 					slog.String("request_id", requestID(c)),
 					slog.String("method", r.Method),
-					slog.String("path", prefix(r.URL.Path, maxLoggedPath)),
+					slog.String("path", prefix(path, maxLoggedPath)),
 					slog.Int("status", status),
 					slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
 					slog.String("remote", c.RealIP()),

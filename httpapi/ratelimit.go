@@ -18,7 +18,7 @@ import (
 // A request rate, not a concurrency cap: every request costs seqd about the same
 // whatever its count (a range is one write), so requests are what to share out,
 // and a bucket keeps its promise however slow the backend is.
-func rateLimit(k *keyring, perSecond float64, burst int) echo.MiddlewareFunc {
+func rateLimit(k *Keyring, perSecond float64, burst int) echo.MiddlewareFunc {
 	if perSecond <= 0 {
 		return nil
 	}
@@ -41,8 +41,8 @@ var errRateLimited = &Error{Code: "too_many_requests", Message: "rate limit exce
 
 // clientKey names the client a request comes from: a digest of its token when that
 // is a configured one (the token itself is never kept), else its remote address.
-func (k *keyring) clientKey(c echo.Context) (string, error) {
-	if r, digest := k.identify(c.Request()); r != roleNone {
+func (k *Keyring) clientKey(c echo.Context) (string, error) {
+	if e, digest := k.keys.Load().identify(c.Request()); e != nil {
 		return "t:" + hex.EncodeToString(digest[:16]), nil
 	}
 	return "a:" + c.RealIP(), nil

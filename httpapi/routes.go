@@ -14,7 +14,7 @@ const maxBody = "4KiB"
 // addRoutes lists the whole API.
 func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 	m := cfg.Metrics
-	keys := newKeyring(cfg.Tokens, cfg.AdminToken)
+	keys := cfg.Keys
 
 	e.Use(observe(cfg.Logger, m)) // no-store, request ids, panics, errors, metrics, logs
 
@@ -24,9 +24,12 @@ func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 	if limit := rateLimit(keys, cfg.RateLimit, cfg.RateBurst); limit != nil {
 		client, admin = append(client, limit), append(admin, limit)
 	}
-	client, admin = append(client, keys.requireClient), append(admin, keys.requireAdmin)
+	// The token checks leave the token's scope in the context: inScope refuses a
+	// name outside it, and a listing lists only names in it.
+	client, admin = append(client, keys.requireClient), append(admin, keys.requireAdmin, inScope)
 	timeout := middleware.ContextTimeout(cfg.Timeout)
 	backend := append(client[:len(client):len(client)], timeout)
+	named := append(client[:len(client):len(client)], inScope, timeout)
 	admin = append(admin, timeout)
 
 	e.GET("/oid", newOIDs(m), client...)
@@ -38,12 +41,12 @@ func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 	e.GET("/uuid/at/:time", uuidRange, client...)
 
 	e.GET("/seq", listSequences(seqs), backend...)
-	e.GET("/seq/:name", currentValue(seqs), backend...)
+	e.GET("/seq/:name", currentValue(seqs), named...)
 	// Only PUT reads a body; net/http bounds what it drains of other requests' bodies.
 	e.PUT("/seq/:name", putSequence(seqs), append(admin, middleware.BodyLimit(maxBody))...)
-	e.GET("/seq/:name/next", nextValues(seqs, m), backend...)
-	e.POST("/seq/:name/next", nextValues(seqs, m), backend...)
-	e.GET("/seq/:name/status", sequenceStatus(seqs), backend...)
+	e.GET("/seq/:name/next", nextValues(seqs, m), named...)
+	e.POST("/seq/:name/next", nextValues(seqs, m), named...)
+	e.GET("/seq/:name/status", sequenceStatus(seqs), named...)
 	e.GET("/status", statusPageHandler(seqs), backend...)
 
 	// Load balancers probe with HEAD as often as with GET. Routes that hand out

@@ -59,7 +59,7 @@ func (s sequencers) pick(q map[string]string) (counters.Sequencer, error) {
 // request reads what every /seq/{name} endpoint takes: the query string (strategy
 // and the extra parameters allowed), the sequencer it names and the name.
 func (s sequencers) request(c echo.Context, allowed ...string) (map[string]string, counters.Sequencer, string, error) {
-	q, err := query(c, append(allowed, "strategy")...)
+	q, err := query(c, append(allowed, "strategy", "int64")...)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -85,17 +85,24 @@ func seqName(c echo.Context) (string, error) {
 }
 
 // appendNext appends the answer of /seq/{name}/next to buf, as encoding/json
-// writes it from {"name","value","first","count","strategy"} (value is r.Last). name (ValidName) and strategy (a
+// writes it from {"name","value","first","count","strategy"} (value is r.Last), the
+// three integers quoted when asStrings (?int64=string). name (ValidName) and strategy (a
 // Strategy constant) hold nothing JSON escapes.
-func appendNext(buf []byte, name string, r counters.Range, strategy string) []byte {
+func appendNext(buf []byte, name string, r counters.Range, strategy string, asStrings bool) []byte {
+	appendInt := func(buf []byte, n int64) []byte {
+		if !asStrings {
+			return strconv.AppendInt(buf, n, 10)
+		}
+		return append(strconv.AppendInt(append(buf, '"'), n, 10), '"')
+	}
 	buf = append(buf, `{"name":"`...)
 	buf = append(buf, name...)
 	buf = append(buf, `","value":`...)
-	buf = strconv.AppendInt(buf, r.Last, 10)
+	buf = appendInt(buf, r.Last)
 	buf = append(buf, `,"first":`...)
-	buf = strconv.AppendInt(buf, r.First, 10)
+	buf = appendInt(buf, r.First)
 	buf = append(buf, `,"count":`...)
-	buf = strconv.AppendInt(buf, r.Count(), 10)
+	buf = appendInt(buf, r.Count())
 	buf = append(buf, `,"strategy":"`...)
 	buf = append(buf, strategy...)
 	return append(buf, "\"}\n"...)
@@ -112,6 +119,10 @@ func nextValues(seqs sequencers, m *Metrics) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		asStrings, err := int64Param(q)
+		if err != nil {
+			return err
+		}
 		r, err := seq.NextN(c.Request().Context(), name, n)
 		if err != nil {
 			return err
@@ -120,7 +131,7 @@ func nextValues(seqs sequencers, m *Metrics) echo.HandlerFunc {
 		// Written by hand, as /oid's: in cached mode the value comes from memory, and
 		// c.JSON (reflection) was a quarter of the handler's time in process
 		// (BenchmarkHandler/seq-next in cmd/seqbench).
-		return c.JSONBlob(http.StatusOK, appendNext(make([]byte, 0, 128), name, r, seq.Strategy()))
+		return c.JSONBlob(http.StatusOK, appendNext(make([]byte, 0, 128), name, r, seq.Strategy(), asStrings))
 	}
 }
 
@@ -165,30 +176,35 @@ func modeOf(s counters.Sequence) seqd.Mode {
 	return s.Mode
 }
 
-// current reads a GET /seq/{name}… request that takes no more than a strategy,
-// and returns the sequencer it names and the sequence as stored.
-func (s sequencers) current(c echo.Context) (counters.Sequencer, counters.Sequence, error) {
-	_, seq, name, err := s.request(c)
+// current reads a GET /seq/{name}… request that takes no more than a strategy
+// and int64, and returns the sequencer it names, the sequence as stored, and
+// whether the answer's int64s are strings.
+func (s sequencers) current(c echo.Context) (counters.Sequencer, counters.Sequence, bool, error) {
+	q, seq, name, err := s.request(c)
 	if err != nil {
-		return nil, counters.Sequence{}, err
+		return nil, counters.Sequence{}, false, err
+	}
+	asStrings, err := int64Param(q)
+	if err != nil {
+		return nil, counters.Sequence{}, false, err
 	}
 	cur, err := seq.Current(c.Request().Context(), name)
 	if err != nil {
-		return nil, counters.Sequence{}, err
+		return nil, counters.Sequence{}, false, err
 	}
 	cur.Name = name
-	return seq, cur, nil
+	return seq, cur, asStrings, nil
 }
 
 // currentValue serves GET /seq/{name}: the sequence as stored, its value the last
 // handed out.
 func currentValue(seqs sequencers) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		_, s, err := seqs.current(c)
+		_, s, asStrings, err := seqs.current(c)
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, sequenceOf(s))
+		return answerJSON(c, asStrings, sequenceOf(s))
 	}
 }
 
@@ -215,7 +231,11 @@ func putSequence(seqs sequencers) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		body, err := readPutBody(c.Request())
+		asStrings, err := int64Param(q)
+		if err != nil {
+			return err
+		}
+		body, err := readPutBody(c.Request(), asStrings)
 		if err != nil {
 			return err
 		}
@@ -239,7 +259,7 @@ func putSequence(seqs sequencers) echo.HandlerFunc {
 			return err
 		}
 		s.Name = name
-		return c.JSON(http.StatusOK, sequenceOf(s))
+		return answerJSON(c, asStrings, sequenceOf(s))
 	}
 }
 
@@ -257,9 +277,10 @@ var putFields = []string{"value", "mode", "min_block", "max_block"}
 // least one of putFields, each at most once and spelt exactly, nothing after it.
 // value is a non-negative integer that fits in int64; mode is "strict" or "cached";
 // min_block and max_block come with mode, both or neither, both 0 (the default)
-// or 1 ≤ min ≤ max ≤ 1,000,000. Problems with the JSON are invalid_body, with value invalid_value,
+// or 1 ≤ min ≤ max ≤ 1,000,000. With intStrings (?int64=string) the integers may
+// also be decimal strings. Problems with the JSON are invalid_body, with value invalid_value,
 // with mode or bounds invalid_mode.
-func readPutBody(r *http.Request) (putBody, error) {
+func readPutBody(r *http.Request, intStrings bool) (putBody, error) {
 	if ct := r.Header.Get(echo.HeaderContentType); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != echo.MIMEApplicationJSON {
@@ -282,8 +303,8 @@ func readPutBody(r *http.Request) (putBody, error) {
 	}
 	var b putBody
 	if raw, ok := fields["value"]; ok {
-		n, err := strconv.ParseInt(string(raw), 10, 64)
-		if err != nil || n < 0 {
+		n, ok := bodyInt(raw, intStrings)
+		if !ok || n < 0 {
 			return putBody{}, errorf("invalid_value", "value must be an integer from 0 to 9223372036854775807, got %s", cut(string(raw)))
 		}
 		b.Value = &n
@@ -303,11 +324,10 @@ func readPutBody(r *http.Request) (putBody, error) {
 		return putBody{}, errorf("invalid_mode", "mode must be \"strict\" or \"cached\", got %s", cut(string(raw)))
 	}
 	if hasMin {
-		b.MinBlock, err = strconv.ParseInt(string(rawMin), 10, 64)
-		if err == nil {
-			b.MaxBlock, err = strconv.ParseInt(string(rawMax), 10, 64)
-		}
-		if err != nil || seqd.CheckMode(b.Mode, b.MinBlock, b.MaxBlock) != nil {
+		var okMin, okMax bool
+		b.MinBlock, okMin = bodyInt(rawMin, intStrings)
+		b.MaxBlock, okMax = bodyInt(rawMax, intStrings)
+		if !okMin || !okMax || seqd.CheckMode(b.Mode, b.MinBlock, b.MaxBlock) != nil {
 			return putBody{}, errorf("invalid_mode", "min_block and max_block must be both 0 (the default) or integers with 1 ≤ min_block ≤ max_block ≤ %d, got %s and %s",
 				seqd.MaxCount, cut(string(rawMin)), cut(string(rawMax)))
 		}
@@ -417,8 +437,8 @@ type listQuery struct {
 // sequences whose names start with prefix, after after (a name, or whatever
 // next said). The checks are counters.ListOptions.Check's, each with an error
 // code of its own.
-func (s sequencers) listOptions(c echo.Context) (listQuery, error) {
-	q, err := query(c, listParams...)
+func (s sequencers) listOptions(c echo.Context, extra ...string) (listQuery, error) {
+	q, err := query(c, append(listParams[:len(listParams):len(listParams)], extra...)...)
 	if err != nil {
 		return listQuery{}, err
 	}
@@ -442,13 +462,14 @@ func (s sequencers) listOptions(c echo.Context) (listQuery, error) {
 	return listQuery{seq: seq, q: q, opts: opts}, nil
 }
 
-// list reads a listing request and lists the page it asks for, with one List.
-func (s sequencers) list(c echo.Context) (listQuery, counters.Page, error) {
-	lq, err := s.listOptions(c)
+// list reads a listing request and lists the page it asks for, of the names in
+// the token's scope: one List, as many as the scope's ranges the page reaches.
+func (s sequencers) list(c echo.Context, extra ...string) (listQuery, counters.Page, error) {
+	lq, err := s.listOptions(c, extra...)
 	if err != nil {
 		return listQuery{}, counters.Page{}, err
 	}
-	page, err := lq.seq.List(c.Request().Context(), lq.opts)
+	page, err := scopeOf(c).listIn(c.Request().Context(), lq.seq, lq.opts)
 	if err != nil {
 		return listQuery{}, counters.Page{}, err
 	}
@@ -459,7 +480,11 @@ func (s sequencers) list(c echo.Context) (listQuery, counters.Page, error) {
 // one page of sequences, in order of name.
 func listSequences(seqs sequencers) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		_, page, err := seqs.list(c)
+		lq, page, err := seqs.list(c, "int64")
+		if err != nil {
+			return err
+		}
+		asStrings, err := int64Param(lq.q)
 		if err != nil {
 			return err
 		}
@@ -473,6 +498,6 @@ func listSequences(seqs sequencers) echo.HandlerFunc {
 				entries[i].sequenceResponse = sequenceOf(s)
 			}
 		}
-		return c.JSON(http.StatusOK, listResponse{Sequences: entries, Next: page.Next})
+		return answerJSON(c, asStrings, listResponse{Sequences: entries, Next: page.Next})
 	}
 }

@@ -32,7 +32,7 @@ func TestAppendNextIsEncodingJSON(t *testing.T) {
 		if err := json.NewEncoder(&want).Encode(nextResponse{tc.name, tc.r.Last, tc.r.First, tc.r.Count(), tc.strategy}); err != nil {
 			t.Fatal(err)
 		}
-		if got := appendNext(nil, tc.name, tc.r, tc.strategy); !bytes.Equal(got, want.Bytes()) {
+		if got := appendNext(nil, tc.name, tc.r, tc.strategy, false); !bytes.Equal(got, want.Bytes()) {
 			t.Errorf("appendNext = %s, want %s", got, want.Bytes())
 		}
 	}

@@ -420,6 +420,9 @@ func TestDomainErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newServer(t, withAdmin(adminToken))
+			// The fake fails every call with every error, which the real backends never
+			// do (invalid_count from Current): the codes table is under test, not the contract.
+			s.skipContract = true
 			s.counter.FailWith(fmt.Errorf("counters: op %q: %w", "orders", tt.err))
 			for _, newReq := range requests {
 				req := newReq()

@@ -30,6 +30,9 @@ type Config struct {
 	Tokens []string
 	// AdminToken enables PUT /seq/{name} for requests that present it.
 	AdminToken string
+	// Keys, when set, holds the tokens, with their scopes, in place of Tokens and
+	// AdminToken (which must then be empty); Keys.Set changes them while serving.
+	Keys *Keyring
 	// RateLimit is how many requests a second each client may make on /oid, /uuid,
 	// /seq and /status (a client is its token, else its address); RateBurst how many at
 	// once above that (zero: one second's worth). Zero RateLimit is no limit.
@@ -49,6 +52,18 @@ func New(cfg Config) (http.Handler, error) {
 	seqs, err := newSequencers(cfg.Sequencers)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Keys == nil {
+		admins := []Token{{Secret: cfg.AdminToken}}
+		clients := make([]Token, len(cfg.Tokens))
+		for i, t := range cfg.Tokens {
+			clients[i].Secret = t
+		}
+		if cfg.Keys, err = NewKeyring(clients, admins); err != nil {
+			return nil, err
+		}
+	} else if len(cfg.Tokens) > 0 || cfg.AdminToken != "" {
+		return nil, fmt.Errorf("httpapi: Keys and Tokens or AdminToken are both set")
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 2 * time.Second

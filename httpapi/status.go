@@ -92,12 +92,12 @@ func finite(x float64) float64 {
 // sequenceStatus serves GET /seq/{name}/status[?strategy=…].
 func sequenceStatus(seqs sequencers) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		seq, s, err := seqs.current(c)
+		seq, s, asStrings, err := seqs.current(c)
 		if err != nil {
 			return err
 		}
 		st, _ := blockStatusOf(seq, s.Name)
-		return c.JSON(http.StatusOK, instanceStatus(s, st))
+		return answerJSON(c, asStrings, instanceStatus(s, st))
 	}
 }
 

@@ -47,8 +47,10 @@ type config struct {
 	addr, uri, db, strategy, logLevel string
 	timeout, shutdownTimeout          time.Duration
 	modeRefresh, blockLease           time.Duration
-	tokens                            []string
-	adminToken                        string
+	tokens                            []string // --tokens
+	adminToken                        string   // --admin-token
+	tokensFile, adminFile             string
+	keys                              tokenSet // all of them, as read at start
 	noCoalesce                        bool
 	rateLimit                         float64
 	rateBurst                         int
@@ -72,9 +74,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.strategy, "strategy", env("SEQD_STRATEGY", counters.StrategyCounter), "default sequence strategy: counter or optimistic (SEQD_STRATEGY)")
 	var tokens, tokensFile, adminFile, rateLimit, rateBurst string
 	fs.StringVar(&tokens, "tokens", env("SEQD_TOKENS", ""), "comma-separated client tokens; when set, /oid and /seq need one (SEQD_TOKENS)")
-	fs.StringVar(&tokensFile, "tokens-file", env("SEQD_TOKENS_FILE", ""), "file of client tokens, one a line, # comments; adds to --tokens (SEQD_TOKENS_FILE)")
+	fs.StringVar(&tokensFile, "tokens-file", env("SEQD_TOKENS_FILE", ""), "file of client tokens, a line each: TOKEN [SCOPE …], a scope a sequence name, a prefix ending in * or *, none for every name; # comments; adds to --tokens; read again on SIGHUP (SEQD_TOKENS_FILE)")
 	fs.StringVar(&c.adminToken, "admin-token", env("SEQD_ADMIN_TOKEN", ""), "admin token; PUT /seq/{name} is disabled without it (SEQD_ADMIN_TOKEN)")
-	fs.StringVar(&adminFile, "admin-token-file", env("SEQD_ADMIN_TOKEN_FILE", ""), "file holding the admin token (SEQD_ADMIN_TOKEN_FILE)")
+	fs.StringVar(&adminFile, "admin-token-file", env("SEQD_ADMIN_TOKEN_FILE", ""), "file of admin tokens, as --tokens-file: TOKEN [SCOPE …] a line; read again on SIGHUP (SEQD_ADMIN_TOKEN_FILE)")
 	fs.StringVar(&rateLimit, "rate-limit", env("SEQD_RATE_LIMIT", "0"), "requests a second each client (token, else address) may make on /oid and /seq; 0 is no limit (SEQD_RATE_LIMIT)")
 	fs.StringVar(&rateBurst, "rate-burst", env("SEQD_RATE_BURST", "0"), "requests a client may make at once above the rate; 0 means one second's worth (SEQD_RATE_BURST)")
 	fs.StringVar(&c.logLevel, "log-level", env("SEQD_LOG_LEVEL", "info"), "debug, info, warn or error; successful requests are logged at debug (SEQD_LOG_LEVEL)")
@@ -125,23 +127,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			c.tokens = append(c.tokens, t)
 		}
 	}
-	if tokensFile != "" {
-		b, err := os.ReadFile(tokensFile)
-		if err != nil {
-			return c, fmt.Errorf("tokens-file: %w", err)
-		}
-		c.tokens = append(c.tokens, tokenLines(string(b))...)
-	}
-	if adminFile != "" {
-		b, err := os.ReadFile(adminFile)
-		if err != nil {
-			return c, fmt.Errorf("admin-token-file: %w", err)
-		}
-		admin := tokenLines(string(b))
-		if len(admin) != 1 {
-			return c, fmt.Errorf("admin-token-file %s: want exactly one token, found %d", adminFile, len(admin))
-		}
-		c.adminToken = admin[0]
+	c.tokensFile, c.adminFile = tokensFile, adminFile
+	if c.keys, err = c.tokenSources().load(); err != nil {
+		return c, err
 	}
 	if c.strategy != counters.StrategyCounter && c.strategy != counters.StrategyOptimistic {
 		return c, fmt.Errorf("strategy must be %s or %s, got %q", counters.StrategyCounter, counters.StrategyOptimistic, c.strategy)
@@ -167,15 +155,9 @@ func positiveDuration(name, s string) (time.Duration, error) {
 	return d, nil
 }
 
-// tokenLines reads a token file: one token a line, blank lines and # comments skipped.
-func tokenLines(s string) []string {
-	var out []string
-	for _, t := range strings.Split(s, "\n") {
-		if t = strings.TrimSpace(t); t != "" && !strings.HasPrefix(t, "#") {
-			out = append(out, t)
-		}
-	}
-	return out
+// tokenSources are where c's tokens come from.
+func (c config) tokenSources() tokenSources {
+	return tokenSources{clients: c.tokens, admin: c.adminToken, clientFile: c.tokensFile, adminFile: c.adminFile}
 }
 
 // sequencers returns both strategies over counter and optimistic, the one named
@@ -230,14 +212,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			log.Warn("giving back cached blocks", "err", err)
 		}
 	}()
+	keys, err := httpapi.NewKeyring(cfg.keys.clients, cfg.keys.admins)
+	if err != nil {
+		return err
+	}
+	// SIGHUP reads the token files again; requests in flight keep the tokens they
+	// arrived under. Registered before serving: from then on a SIGHUP never ends seqd.
+	hangup := make(chan os.Signal, 1)
+	signal.Notify(hangup, syscall.SIGHUP)
+	defer signal.Stop(hangup)
+	reloadCtx, stopReloading := context.WithCancel(ctx)
+	reloaded := make(chan struct{})
+	go reloadOnHangup(reloadCtx, hangup, cfg.tokenSources(), keys, log, reloaded)
+	defer func() { stopReloading(); <-reloaded }()
+
 	handler, err := httpapi.New(httpapi.Config{
 		Sequencers: sequencers(counter, optimistic, cfg.strategy),
 		Ping:       func(ctx context.Context) error { return client.Ping(ctx, readpref.Primary()) },
 		Timeout:    cfg.timeout,
-		Tokens:     cfg.tokens,
+		Keys:       keys,
 		RateLimit:  cfg.rateLimit,
 		RateBurst:  cfg.rateBurst,
-		AdminToken: cfg.adminToken,
 		Logger:     log,
 		Metrics:    metrics,
 	})
@@ -257,8 +252,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	clientTokens, adminTokens := keys.Counts()
 	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.db, "strategy", cfg.strategy,
-		"client_tokens", len(cfg.tokens), "admin", cfg.adminToken != "", "coalesce", !cfg.noCoalesce,
+		"client_tokens", clientTokens, "admin_tokens", adminTokens, "coalesce", !cfg.noCoalesce,
 		"rate_limit", cfg.rateLimit)
 
 	if cfg.pprofAddr != "" {

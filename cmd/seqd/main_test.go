@@ -93,19 +93,26 @@ func TestParseConfigTokenFiles(t *testing.T) {
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens")
 	admin := filepath.Join(dir, "admin")
-	os.WriteFile(tokens, []byte("# clients\nt1\n\n  t2  \n"), 0o600)
+	os.WriteFile(tokens, []byte("# clients\nt1\n\n  t2  tenant-a.*\n"), 0o600)
 	os.WriteFile(admin, []byte("root-token\n"), 0o600)
 	c, err := parseConfig([]string{"--tokens", "t0", "--tokens-file", tokens, "--admin-token-file", admin},
 		envOf("MONGODB_URI", "mongodb://db"), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(c.tokens, []string{"t0", "t1", "t2"}) || c.adminToken != "root-token" {
-		t.Errorf("tokens %q admin %q", c.tokens, c.adminToken)
+	if got := secrets(c.keys.clients); !slices.Equal(got, []string{"t0", "t1", "t2"}) {
+		t.Errorf("client tokens %q", got)
 	}
-	os.WriteFile(admin, []byte("one\ntwo\n"), 0o600)
-	if _, err := parseConfig([]string{"--admin-token-file", admin}, envOf("MONGODB_URI", "m"), io.Discard); err == nil {
-		t.Error("an admin token file with two tokens was accepted")
+	if got := secrets(c.keys.admins); !slices.Equal(got, []string{"root-token"}) {
+		t.Errorf("admin tokens %q", got)
+	}
+	if s := c.keys.clients[2].Scope; s.Allows("tenant-b.x") || !s.Allows("tenant-a.x") {
+		t.Errorf("t2's scope is not tenant-a.*")
+	}
+	os.WriteFile(admin, []byte("one tenant-a.*\ntwo tenant-b.*\n"), 0o600)
+	if c, err := parseConfig([]string{"--admin-token-file", admin}, envOf("MONGODB_URI", "m"), io.Discard); err != nil ||
+		!slices.Equal(secrets(c.keys.admins), []string{"one", "two"}) {
+		t.Errorf("an admin token file of two tokens: %v", err)
 	}
 	if _, err := parseConfig([]string{"--tokens-file", filepath.Join(dir, "missing")}, envOf("MONGODB_URI", "m"), io.Discard); err == nil {
 		t.Error("a missing tokens file was accepted")
