@@ -334,7 +334,7 @@ func TestConcurrent(t *testing.T) {
 // 6 million (make test runs it both ways).
 func TestSixtyMillionFromTwoGoroutines(t *testing.T) {
 	total := uint64(60_000_000)
-	if raceEnabled {
+	if uuidv7.RaceEnabled {
 		total /= 10
 	}
 	g := uuidv7.NewGenerator(uuidv7.WithClock((&fakeClock{ms: t0}).now))

@@ -1,5 +1,5 @@
 //go:build !race
 
-package uuidv7_test
+package uuidv7
 
-const raceEnabled = false
+const RaceEnabled = false

@@ -1,7 +1,7 @@
 //go:build race
 
-package uuidv7_test
+package uuidv7
 
-// raceEnabled: the race detector makes each contended atomic operation cost
+// RaceEnabled: the race detector makes each contended atomic operation cost
 // about a microsecond, so the longest tests make fewer ids under it.
-const raceEnabled = true
+const RaceEnabled = true
