@@ -121,7 +121,9 @@ func decodeOID(c echo.Context) error {
 	})
 }
 
-type oidBounds struct {
+// idBounds is the answer of GET /oid/at/{time} and /uuid/at/{time}: the
+// smallest and largest ids of that time, as text.
+type idBounds struct {
 	Time string `json:"time"`
 	Min  string `json:"min"`
 	Max  string `json:"max"`
@@ -141,7 +143,7 @@ func oidRange(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, oidBounds{
+	return c.JSON(http.StatusOK, idBounds{
 		Time: t.Format(time.RFC3339),
 		Min:  objectid.Min(t).Hex(),
 		Max:  objectid.Max(t).Hex(),

@@ -114,12 +114,6 @@ func decodeUUID(c echo.Context) error {
 	return c.JSON(http.StatusOK, info)
 }
 
-type uuidBounds struct {
-	Time string `json:"time"`
-	Min  string `json:"min"`
-	Max  string `json:"max"`
-}
-
 // uuidRange serves GET /uuid/at/{time}: the smallest and largest version 7
 // UUIDs of that millisecond, for _id range queries.
 func uuidRange(c echo.Context) error {
@@ -134,7 +128,7 @@ func uuidRange(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, uuidBounds{
+	return c.JSON(http.StatusOK, idBounds{
 		Time: t.Format(uuidTimeLayout),
 		Min:  uuidv7.Min(t).String(),
 		Max:  uuidv7.Max(t).String(),

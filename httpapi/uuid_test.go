@@ -25,11 +25,7 @@ type (
 		Time    string `json:"time"`
 		UnixMS  *int64 `json:"unix_ms"`
 	}
-	uuidBounds struct {
-		Time string `json:"time"`
-		Min  string `json:"min"`
-		Max  string `json:"max"`
-	}
+	uuidBounds = oidBounds // the same answer: time, min, max
 )
 
 var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)

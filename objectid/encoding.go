@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/seqd/seqd/internal/idjson"
 )
 
 // ErrInvalidID is wrapped by every error about a malformed id, whatever the
@@ -144,37 +146,14 @@ func (id ID) MarshalJSON() ([]byte, error) {
 // extended JSON, {"$oid": "<24 hex characters>"}. A JSON null leaves id
 // unchanged, as encoding/json does for other types.
 func (id *ID) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	var s string
-	switch {
-	case string(b) == "null":
-		return nil
-	case len(b) == hexLen+2 && b[0] == '"' && b[len(b)-1] == '"':
-		// The usual form; an escape here could only shorten the string
-		// below 24 characters, so reading it raw gives the right verdict.
-		return id.UnmarshalText(b[1 : len(b)-1])
-	case len(b) > 0 && b[0] == '"':
-		if err := json.Unmarshal(b, &s); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalidID, err)
-		}
-	case len(b) > 0 && b[0] == '{':
-		var ext map[string]string
-		if err := json.Unmarshal(b, &ext); err != nil {
-			return fmt.Errorf("%w: extended JSON: %w", ErrInvalidID, err)
-		}
-		var ok bool
-		if s, ok = ext["$oid"]; !ok || len(ext) != 1 {
-			return fmt.Errorf(`%w: extended JSON: want exactly one key, "$oid"`, ErrInvalidID)
-		}
-	default:
-		return fmt.Errorf(`%w: want a JSON string or {"$oid": "<hex>"}`, ErrInvalidID)
-	}
-	v, err := parse(s)
+	text, null, err := idjson.Text(b, hexLen, "$oid", "<hex>")
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrInvalidID, err)
 	}
-	*id = v
-	return nil
+	if null {
+		return nil
+	}
+	return id.UnmarshalText(text)
 }
 
 // MarshalBSONValue stores id as a BSON ObjectId (type 0x07), so that an ID

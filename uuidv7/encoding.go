@@ -1,7 +1,6 @@
 package uuidv7
 
 import (
-	"bytes"
 	"encoding"
 	"encoding/binary"
 	"encoding/hex"
@@ -11,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/seqd/seqd/internal/idjson"
 )
 
 // ErrInvalidUUID is wrapped by every error about a malformed UUID, whatever the
@@ -162,37 +163,14 @@ func (u UUID) MarshalJSON() ([]byte, error) {
 // extended JSON shorthand {"$uuid": "…"}. A JSON null leaves u unchanged, as
 // encoding/json does for other types.
 func (u *UUID) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	var s string
-	switch {
-	case string(b) == "null":
-		return nil
-	case len(b) == textLen+2 && b[0] == '"' && b[len(b)-1] == '"':
-		// The usual form; an escape here could only shorten the string below
-		// 36 characters, so reading it raw gives the right verdict.
-		return u.UnmarshalText(b[1 : len(b)-1])
-	case len(b) > 0 && b[0] == '"':
-		if err := json.Unmarshal(b, &s); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalidUUID, err)
-		}
-	case len(b) > 0 && b[0] == '{':
-		var ext map[string]string
-		if err := json.Unmarshal(b, &ext); err != nil {
-			return fmt.Errorf("%w: extended JSON: %w", ErrInvalidUUID, err)
-		}
-		var ok bool
-		if s, ok = ext["$uuid"]; !ok || len(ext) != 1 {
-			return fmt.Errorf(`%w: extended JSON: want exactly one key, "$uuid"`, ErrInvalidUUID)
-		}
-	default:
-		return fmt.Errorf(`%w: want a JSON string or {"$uuid": "…"}`, ErrInvalidUUID)
-	}
-	v, err := parse(s)
+	text, null, err := idjson.Text(b, textLen, "$uuid", "…")
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrInvalidUUID, err)
 	}
-	*u = v
-	return nil
+	if null {
+		return nil
+	}
+	return u.UnmarshalText(text)
 }
 
 // bsonUUIDSubtype is BSON binary subtype 4, UUID. Subtype 3 is the legacy one,
