@@ -8,7 +8,6 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -16,37 +15,13 @@ import (
 
 	"github.com/seqd/seqd/counters"
 	"github.com/seqd/seqd/integration/backend"
-	"github.com/seqd/seqd/internal/proc"
 )
 
 // be is the backend for every test in the package, chosen in TestMain.
 var be *backend.Backend
 
 func TestMain(m *testing.M) {
-	os.Exit(runSuite(m))
-}
-
-func runSuite(m *testing.M) int {
-	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	start := time.Now()
-	b, err := backend.Open(ctx, logf)
-	cancel()
-	if err != nil {
-		logf("integration: no backend: %v", err)
-		return 1
-	}
-	be = b
-	logf("integration: backend: %s (ready in %v)", b, time.Since(start).Round(time.Millisecond))
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := b.Close(ctx); err != nil {
-			logf("integration: closing the backend: %v", err)
-		}
-	}()
-	defer proc.Clean()
-	return m.Run()
+	os.Exit(backend.RunSuite(m, "integration", &be))
 }
 
 // testContext returns a context for one test: it ends with the test, or after a

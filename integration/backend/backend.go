@@ -278,3 +278,30 @@ func firstLine(err error) string {
 	s, _, _ := strings.Cut(err.Error(), "\n")
 	return s
 }
+
+// RunSuite is a test suite's TestMain body: it opens the backend, sets *be to
+// it, runs m, then closes the backend and removes the binaries built for the
+// suite. suite names the suite in what it prints, such as the line saying which
+// backend it chose. It returns m's exit code, or 1 with no backend.
+func RunSuite(m *testing.M, suite string, be **Backend) int {
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	start := time.Now()
+	b, err := Open(ctx, logf)
+	cancel()
+	if err != nil {
+		logf("%s: no backend: %v", suite, err)
+		return 1
+	}
+	*be = b
+	logf("%s: backend: %s (ready in %v)", suite, b, time.Since(start).Round(time.Millisecond))
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := b.Close(ctx); err != nil {
+			logf("%s: closing the backend: %v", suite, err)
+		}
+	}()
+	defer proc.Clean()
+	return m.Run()
+}

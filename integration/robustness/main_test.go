@@ -3,15 +3,12 @@
 package robustness
 
 import (
-	"context"
 	"flag"
-	"fmt"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/seqd/seqd/integration/backend"
-	"github.com/seqd/seqd/internal/proc"
 )
 
 // The defaults are make test's short run; make robustness asks for more.
@@ -28,28 +25,5 @@ var be *backend.Backend
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	os.Exit(runSuite(m))
-}
-
-func runSuite(m *testing.M) int {
-	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	start := time.Now()
-	b, err := backend.Open(ctx, logf)
-	cancel()
-	if err != nil {
-		logf("robustness: no backend: %v", err)
-		return 1
-	}
-	be = b
-	logf("robustness: backend: %s (ready in %v)", b, time.Since(start).Round(time.Millisecond))
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := b.Close(ctx); err != nil {
-			logf("robustness: closing the backend: %v", err)
-		}
-	}()
-	defer proc.Clean()
-	return m.Run()
+	os.Exit(backend.RunSuite(m, "robustness", &be))
 }
