@@ -30,20 +30,26 @@ type docError struct{ err error }
 func (e *docError) Error() string { return e.err.Error() }
 func (e *docError) Unwrap() error { return e.err }
 
-// A coalescer merges concurrent reservations for the same name into one write at a
-// time. The package comment describes its behaviour. It is separate from Counter and
-// Optimistic, which both use it, so that tests can give it a fake reserveFunc. It is
-// also their one way to the reserveFunc when a call writes alone: with
-// Options.NoCoalesce, or inside a session.
+// A coalescer merges concurrent reservations for the same name into batches, one
+// write each, with up to depth writes of a name in flight at once. The package
+// comment describes its behaviour. It is separate from Counter and Optimistic, which
+// both use it, so that tests can give it a fake reserveFunc. It is also their one
+// way to the reserveFunc when a call writes alone: with Options.NoCoalesce, or
+// inside a session.
 //
-// Each name with callers pending or in flight has a queue and one flusher
-// goroutine. The flusher runs the writes one after another and exits when the
-// queue is empty. It removes the queue in the same critical section, so a name is
-// either absent or has exactly one flusher.
+// A batch goes out as soon as it has callers and fewer than depth writes of its
+// name are in flight, and takes every caller waiting then, in arrival order. The
+// first write of an idle name runs on its caller's goroutine (lead); a write
+// that ends starts the next batch on its own goroutine, or on a new one if it was
+// a caller's. A solo write waits until no write of its name is in flight, and no
+// write starts until it has returned. A name with callers waiting or writes in
+// flight has a queue; the write that leaves it with neither removes it in the
+// same critical section.
 type coalescer struct {
 	reserve reserveFunc
 	timeout time.Duration // deadline for a batch with a caller that has none
 	off     bool          // every call writes alone (Options.NoCoalesce)
+	depth   int           // writes of one name in flight at once, at least 1
 	batched func(callers int)
 	// maxCallers, when not 0, bounds the callers one write serves; the rest wait
 	// for the next.
@@ -51,28 +57,33 @@ type coalescer struct {
 
 	mu     sync.Mutex
 	queues map[string]*queue
-	wg     sync.WaitGroup // running flushers
+	wg     sync.WaitGroup // one count per queue: Wait returns once no write is in flight
 
 	// queued, if not nil, is called after a caller has joined name's queue. It is a
 	// hook for tests, so they can know the arrival order without sleeping.
 	queued func(name string)
 }
 
-// newCoalescer returns a coalescer over reserve that tells batched, if not nil,
-// about every write that served callers. opts must have its defaults.
-func newCoalescer(reserve reserveFunc, batched func(callers int), opts Options) *coalescer {
+// newCoalescer returns a coalescer over reserve, with up to depth writes of a
+// name in flight, that tells batched, if not nil, about every write that served
+// callers. opts must have its defaults.
+func newCoalescer(reserve reserveFunc, batched func(callers int), opts Options, depth int) *coalescer {
 	return &coalescer{
 		reserve: reserve,
 		timeout: opts.WriteTimeout,
 		off:     opts.NoCoalesce,
+		depth:   max(depth, 1),
 		batched: batched,
 		queues:  make(map[string]*queue),
 	}
 }
 
-// A queue holds the callers of one name that have not joined a write yet.
+// A queue holds the callers of one name that have not joined a write yet, and
+// counts its writes in flight. Its fields are guarded by coalescer.mu.
 type queue struct {
-	waiting []*waiter // in arrival order; guarded by coalescer.mu
+	waiting  []*waiter // in arrival order
+	inFlight int       // writes sent and not yet returned
+	soloOut  bool      // the write in flight is a solo one
 
 	// tooMany, when not 0, is a count that a write proved the name cannot take,
 	// with that write's error: a caller asking for as many or more gets the error
@@ -148,13 +159,16 @@ func (c *coalescer) join(ctx context.Context, name string, w *waiter) (Range, er
 		q = &queue{}
 		c.queues[name] = q
 		c.wg.Add(1)
-		c.mu.Unlock()
-		return c.lead(ctx, name, q, w)
 	}
 	if q.tooMany != 0 && n >= q.tooMany && w.solo == nil {
 		err := q.exhausted
 		c.mu.Unlock()
 		return Range{}, err
+	}
+	if len(q.waiting) == 0 && c.mayStart(q, w) {
+		c.sent(q, w)
+		c.mu.Unlock()
+		return c.lead(ctx, name, q, w)
 	}
 	q.waiting = append(q.waiting, w)
 	c.mu.Unlock()
@@ -178,12 +192,13 @@ func (c *coalescer) join(ctx context.Context, name string, w *waiter) (Range, er
 	}
 }
 
-// lead makes the write for a caller who found no write for name pending or in flight,
-// on the caller's own goroutine: when callers come one at a time this spares a
-// goroutine and two hand-offs between threads per call. Callers who arrive meanwhile
-// queue as usual; a flusher takes them over once this write is done. The write runs
-// on a fresh context, as a batch's does, with the caller's deadline (or
-// now+timeout), and is cancelled when the caller gives up.
+// lead makes the write for a caller who found nobody waiting for name and room for
+// a write, on the caller's own goroutine: when callers come one at a time this
+// spares a goroutine and two hand-offs between threads per call. Callers who arrive
+// meanwhile queue as usual; once this write is done, the batches they form run on
+// goroutines of their own. The write runs on a fresh context, as a batch's does,
+// with the caller's deadline (or now+timeout), and is cancelled when the caller
+// gives up.
 func (c *coalescer) lead(ctx context.Context, name string, q *queue, w *waiter) (Range, error) {
 	if c.queued != nil {
 		c.queued(name)
@@ -200,11 +215,8 @@ func (c *coalescer) lead(ctx context.Context, name string, q *queue, w *waiter) 
 
 	c.mu.Lock()
 	c.noteExhausted(q, w.n, err)
-	if len(q.waiting) > 0 {
-		go c.flush(name, q) // the queue's count in wg passes to the flusher
-	} else {
-		delete(c.queues, name)
-		c.wg.Done()
+	if b := c.returned(name, q); b != nil {
+		go c.flush(name, q, b)
 	}
 	c.mu.Unlock()
 
@@ -300,23 +312,65 @@ func (c *coalescer) leave(q *queue, w *waiter) {
 	}
 }
 
-// flush runs name's writes, one after another, until nobody is waiting.
-func (c *coalescer) flush(name string, q *queue) {
-	defer c.wg.Done()
+// mayStart reports whether a write for w may be sent now: fewer than depth writes
+// of q's name in flight and none of them solo, and none at all if w's is solo.
+// c.mu must be held.
+func (c *coalescer) mayStart(q *queue, w *waiter) bool {
+	if w.solo != nil {
+		return q.inFlight == 0
+	}
+	return q.inFlight < c.depth && !q.soloOut
+}
+
+// sent counts a write for w, about to be sent, as in flight. c.mu must be held.
+func (c *coalescer) sent(q *queue, w *waiter) {
+	q.inFlight++
+	q.soloOut = w.solo != nil
+}
+
+// returned counts one of name's writes as returned and starts what may start now.
+// It returns a batch for the caller to write, and runs any other on a goroutine of
+// its own; nil if nothing may start. With nobody waiting and nothing in flight it
+// removes the queue. c.mu must be held.
+func (c *coalescer) returned(name string, q *queue) *batch {
+	q.inFlight--
+	q.soloOut = false
+	var mine *batch
 	for {
-		b := c.next(name, q)
+		b := c.next(q)
 		if b == nil {
-			return
+			break
 		}
+		if mine == nil {
+			mine = b
+		} else {
+			go c.flush(name, q, b)
+		}
+	}
+	if mine == nil && q.inFlight == 0 && len(q.waiting) == 0 {
+		delete(c.queues, name)
+		c.wg.Done()
+	}
+	return mine
+}
+
+// flush writes b, then each batch that its return lets start, until none may.
+func (c *coalescer) flush(name string, q *queue, b *batch) {
+	for b != nil {
 		c.write(name, q, b)
+		c.mu.Lock()
+		b = c.returned(name, q)
+		c.mu.Unlock()
 	}
 }
 
-// next forms the next batch from name's waiting callers, in arrival order. If no
-// caller is waiting, it removes the queue and returns nil.
-func (c *coalescer) next(name string, q *queue) *batch {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// next forms a batch from q's waiting callers, in arrival order, and counts it in
+// flight, if a write may start and a caller is waiting for one; otherwise it
+// returns nil. c.mu must be held.
+func (c *coalescer) next(q *queue) *batch {
+	if len(q.waiting) == 0 || q.inFlight >= c.depth || q.soloOut {
+		return nil
+	}
 	b := &batch{}
 	taken := 0
 	for _, w := range q.waiting {
@@ -332,6 +386,9 @@ func (c *coalescer) next(name string, q *queue) *batch {
 		if len(b.waiters) > 0 && (w.solo != nil || b.waiters[0].solo != nil) {
 			break // a solo write goes alone, in its turn
 		}
+		if w.solo != nil && q.inFlight > 0 {
+			break // and once every write before it has returned
+		}
 		b.sum += w.n
 		b.waiters = append(b.waiters, w)
 		taken++
@@ -342,9 +399,9 @@ func (c *coalescer) next(name string, q *queue) *batch {
 		q.waiting = nil
 	}
 	if len(b.waiters) == 0 {
-		delete(c.queues, name)
 		return nil
 	}
+	c.sent(q, b.waiters[0])
 	c.start(b)
 	return b
 }

@@ -103,7 +103,7 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, f *fakeStore) *harness {
-	h := &harness{t: t, c: newCoalescer(f.reserve, nil, Options{WriteTimeout: time.Minute}), joined: make(chan string, 1)}
+	h := &harness{t: t, c: newCoalescer(f.reserve, nil, Options{WriteTimeout: time.Minute}, 1), joined: make(chan string, 1)}
 	h.c.queued = func(name string) { h.joined <- name }
 	t.Cleanup(func() { h.drained() })
 	return h
@@ -416,7 +416,7 @@ func TestCoalescerDoneContext(t *testing.T) {
 // answers at once, and how many callers a write serves, with 16 callers per CPU.
 func BenchmarkCoalescer(b *testing.B) {
 	f := newFakeStore(false)
-	c := newCoalescer(f.reserve, nil, Options{WriteTimeout: time.Minute})
+	c := newCoalescer(f.reserve, nil, Options{WriteTimeout: time.Minute}, 1)
 	b.ReportAllocs()
 	b.SetParallelism(16)
 	b.RunParallel(func(pb *testing.PB) {
@@ -460,7 +460,7 @@ func TestCoalescerOffWritesAlone(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		batches = append(batches, callers)
-	}, Options{WriteTimeout: time.Minute, NoCoalesce: true})
+	}, Options{WriteTimeout: time.Minute, NoCoalesce: true}, 1)
 	type key struct{}
 	outs := make(chan call, 2)
 	for i := range 2 {
@@ -673,7 +673,7 @@ func TestCoalescerCapsCallersPerWrite(t *testing.T) {
 // A forced Set can move a name back: what a write proved about the name's
 // capacity is forgotten.
 func TestCoalescerForgetClearsExhaustion(t *testing.T) {
-	c := newCoalescer(nil, nil, Options{WriteTimeout: time.Minute})
+	c := newCoalescer(nil, nil, Options{WriteTimeout: time.Minute}, 1)
 	q := &queue{tooMany: 5, exhausted: ErrExhausted}
 	c.queues["a"] = q
 	c.forget("a")

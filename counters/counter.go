@@ -42,7 +42,7 @@ func NewCounter(db *mongo.Database, opts Options) *Counter {
 	if mutantEarlyAnswer { // TEST ONLY: false unless built with -tags seqdmutants
 		reserve = answerEarly(reserve)
 	}
-	c.coalescer = newCoalescer(reserve, opts.Observer.Batch, opts)
+	c.coalescer = newCoalescer(reserve, opts.Observer.Batch, opts, opts.WritesInFlight)
 	c.observer = opts.Observer
 	c.cache.init(opts)
 	return c

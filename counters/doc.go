@@ -4,21 +4,22 @@
 // # Use
 //
 // Build one value per strategy and database, and share it in the process: calls for
-// one name are then coalesced into one write at a time. Both strategies take the
+// one name are then coalesced into few writes. Both strategies take the
 // same Options, and every field may be left zero; these are the defaults:
 //
 //	c := counters.NewCounter(db, counters.Options{})    // one document per name in "counters"
 //	o := counters.NewOptimistic(db, counters.Options{}) // a ledger "seq_<name>" per name, or your collection
 //
 //	counters.Options{
-//		MaxRetries:   20,                      // duplicate key retries per call, then ErrContention; < 0: none
-//		WriteTimeout: 10 * time.Second,        // bounds a coalesced write whose caller has no deadline
-//		WriteConcern: writeconcern.Majority(), // w:1 can hand out duplicates after a failover
-//		NoCoalesce:   false,                   // true: a round trip per call, for comparison
-//		Observer:     nil,                     // told about retries and Counter batches, for metrics
-//		Blocks:       blocks.Options{},        // a Counter's cached sequences: block sizes, prefetch, cooldown
-//		ModeRefresh:  time.Second,             // how often a Counter re-reads the modes of its cached names
-//		BlockLease:   15 * time.Second,        // how long blocks are served after the store last confirmed them
+//		MaxRetries:     20,                      // duplicate key retries per call, then ErrContention; < 0: none
+//		WriteTimeout:   10 * time.Second,        // bounds a coalesced write whose caller has no deadline
+//		WriteConcern:   writeconcern.Majority(), // w:1 can hand out duplicates after a failover
+//		NoCoalesce:     false,                   // true: a round trip per call, for comparison
+//		WritesInFlight: 2,                       // a Counter's coalesced writes of one name in flight at once
+//		Observer:       nil,                     // told about retries and Counter batches, for metrics
+//		Blocks:         blocks.Options{},        // a Counter's cached sequences: block sizes, prefetch, cooldown
+//		ModeRefresh:    time.Second,             // how often a Counter re-reads the modes of its cached names
+//		BlockLease:     15 * time.Second,        // how long blocks are served after the store last confirmed them
 //	}
 //
 // A name is 1 to 64 characters of [A-Za-z0-9_.-] (ValidName); a new name starts at 1.
@@ -150,7 +151,8 @@
 // SetMode to cached takes effect in its own Counter at once; another instance
 // learns it at its next strict write, from the returned document, or within
 // its ModeRefresh. A block fetch waits in the name's queue like any write,
-// after the strict writes queued before it, and a strict batch whose turn comes
+// after the strict writes queued before it, goes out once none is in flight, and
+// no write goes out while it is; a strict batch whose turn comes
 // once the name is served from blocks writes nothing: its callers are served
 // from the blocks. Callers who write alone (Options.NoCoalesce, or inside a
 // session) are not queued, so their strict write can be in flight while the
@@ -260,18 +262,27 @@
 // coalesced; within one Optimistic, concurrent Next and Insert calls for the same
 // collection. What follows says it for Counter; Optimistic's batches insert
 // documents instead of adding to seq. A process should share one Counter and one
-// Optimistic per database, so below "process" means that Counter. While a write for a name is in flight, new callers wait.
-// When the write completes, every caller that queued meanwhile is served by the
-// next write. That write reserves the sum of their counts with one $inc and gives
-// each caller its own sub-range, in arrival order. A process sends one write per
-// name at a time: the next write starts only once the last has returned. A write
-// abandoned at its deadline, or because every caller it served has left, is the
-// exception, since the server may still be running it when the next one starts
+// Optimistic per database, so below "process" means that Counter. A caller who
+// finds a write of its name due joins it; the write reserves the sum of its
+// callers' counts with one $inc and gives each caller its own sub-range, in
+// arrival order. A Counter keeps up to Options.WritesInFlight writes of a name in
+// flight (default 2): a batch goes out as soon as it has callers and fewer are in
+// flight, and takes every caller waiting then, so the store is not idle while the
+// next batch forms. Optimistic sends one write per name at a time: the next
+// starts only once the last has returned, since its writes would collide.
+//
+// Each caller's values come from a write sent after its call began. A call that
+// begins after another has returned therefore gets values from a write sent after
+// that one was applied, and the store's atomic $inc gives it larger values:
+// real-time order holds with any number of writes in flight. Answers of one
+// process may complete out of value order only between concurrent calls.
+//
+// A write abandoned at its deadline, or because every caller it served has left,
+// may still be running on the server after it is no longer counted in flight
 // (harmless: each write is atomic on the server, so it costs a gap, never a
-// duplicate). A busy name therefore costs one round trip
-// per batch, not one per caller. The values a process hands out for a name are
-// unique and strictly increasing in completion order. They have gaps where a write
-// was abandoned or a caller left, as below.
+// duplicate). A busy name therefore costs one round trip per batch, not one per
+// caller. The values a process hands out for a name are unique. They have gaps
+// where a write failed or was abandoned or a caller left, as below.
 //
 // A caller whose context ends stops waiting at once:
 //
@@ -298,8 +309,8 @@
 // noticed once the queue has drained.)
 //
 // Per-name state exists only while a name has a write pending or in flight. The
-// name's queue and its goroutine go away as soon as the queue is empty, so idle
-// names cost nothing. Options.NoCoalesce turns coalescing off, for both strategies:
+// name's queue goes away, and its goroutines end, as soon as nothing is waiting or
+// in flight, so idle names cost nothing. Options.NoCoalesce turns coalescing off, for both strategies:
 // each call then makes its own round trip on the caller's context. This is meant for benchmarks and for
 // operators who want to compare the two modes.
 //

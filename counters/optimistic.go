@@ -41,7 +41,7 @@ func NewOptimistic(db *mongo.Database, opts Options) *Optimistic {
 		retry:    opts.retrier(StrategyOptimistic),
 		now:      time.Now,
 	}
-	o.coalescer = newCoalescer(o.insertBatch, nil, opts)
+	o.coalescer = newCoalescer(o.insertBatch, nil, opts, 1)
 	o.coalescer.maxCallers = maxInsertBatch
 	return o
 }

@@ -26,6 +26,7 @@ const (
 	defaultWriteTimeout = 10 * time.Second
 	defaultModeRefresh  = time.Second
 	defaultBlockLease   = 15 * time.Second
+	defaultInFlight     = 2
 )
 
 // Observer is told about retries and writes, for metrics. The HTTP layer implements
@@ -52,6 +53,13 @@ type Options struct {
 	// NoCoalesce gives every call its own round trip. This is meant for
 	// benchmarks and operators; see the package comment.
 	NoCoalesce bool
+
+	// WritesInFlight is how many coalesced writes of one Counter name may be in
+	// flight at once: a batch goes out as soon as it has callers and fewer are
+	// in flight, so the store is not idle while the next batch forms. 0 means
+	// 2; 1 waits for each write to return before the next goes out. Optimistic
+	// writes one at a time per name whatever it says: its writes would collide.
+	WritesInFlight int
 
 	// MaxRetries bounds the retries after duplicate key errors in one call. Past the
 	// bound the call returns ErrContention. 0 means 20, and a negative value means
@@ -98,6 +106,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = defaultWriteTimeout
+	}
+	if o.WritesInFlight <= 0 {
+		o.WritesInFlight = defaultInFlight
 	}
 	if o.ModeRefresh <= 0 {
 		o.ModeRefresh = defaultModeRefresh

@@ -52,6 +52,7 @@ type config struct {
 	tokensFile, adminFile             string
 	keys                              tokenSet // all of them, as read at start
 	noCoalesce                        bool
+	writesInFlight                    int
 	rateLimit                         float64
 	rateBurst                         int
 	pprofAddr                         string
@@ -81,7 +82,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&rateBurst, "rate-burst", env("SEQD_RATE_BURST", "0"), "requests a client may make at once above the rate; 0 means one second's worth (SEQD_RATE_BURST)")
 	fs.StringVar(&c.logLevel, "log-level", env("SEQD_LOG_LEVEL", "info"), "debug, info, warn or error; successful requests are logged at debug (SEQD_LOG_LEVEL)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", env("SEQD_PPROF_ADDR", ""), "serve net/http/pprof on this address, apart from the API; off when empty (SEQD_PPROF_ADDR)")
-	var timeout, shutdown, modeRefresh, blockLease string
+	var timeout, shutdown, modeRefresh, blockLease, inFlight string
+	fs.StringVar(&inFlight, "writes-in-flight", env("SEQD_WRITES_IN_FLIGHT", "2"), "coalesced writes of one strict sequence in flight at once, 1 to 64: a batch goes out while the previous one is still at the store (SEQD_WRITES_IN_FLIGHT)")
 	fs.StringVar(&timeout, "timeout", env("SEQD_TIMEOUT", "2s"), "per-request backend deadline (SEQD_TIMEOUT)")
 	fs.StringVar(&shutdown, "shutdown-timeout", env("SEQD_SHUTDOWN_TIMEOUT", "10s"), "how long in-flight requests may take to finish on shutdown (SEQD_SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&modeRefresh, "mode-refresh", env("SEQD_MODE_REFRESH", "1s"), "how often an instance re-reads the mode of the sequences it serves from blocks, renewing their leases; a switch to cached reaches it within this plus a round trip (SEQD_MODE_REFRESH)")
@@ -110,6 +112,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.blockLease <= 2*c.modeRefresh {
 		return c, fmt.Errorf("block-lease (%v) must be more than twice mode-refresh (%v): each refresh renews the leases", c.blockLease, c.modeRefresh)
+	}
+	if c.writesInFlight, err = strconv.Atoi(inFlight); err != nil || c.writesInFlight < 1 || c.writesInFlight > 64 {
+		return c, fmt.Errorf("writes-in-flight must be a whole number from 1 to 64, got %q", inFlight)
 	}
 	if v := getenv("SEQD_NO_COALESCE"); v != "" && !given(fs, "no-coalesce") {
 		if c.noCoalesce, err = strconv.ParseBool(v); err != nil {
@@ -199,7 +204,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	metrics := httpapi.NewMetrics(nil)
 	db := client.Database(cfg.db)
-	opts := counters.Options{NoCoalesce: cfg.noCoalesce, Observer: metrics, ModeRefresh: cfg.modeRefresh, BlockLease: cfg.blockLease}
+	opts := counters.Options{NoCoalesce: cfg.noCoalesce, WritesInFlight: cfg.writesInFlight, Observer: metrics, ModeRefresh: cfg.modeRefresh, BlockLease: cfg.blockLease}
 	counter, optimistic := counters.NewCounter(db, opts), counters.NewOptimistic(db, opts)
 	// However run ends, once no request is served any more (and before the client
 	// disconnects), give back the unused rest of cached sequences' blocks, so that
@@ -254,7 +259,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	clientTokens, adminTokens := keys.Counts()
 	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.db, "strategy", cfg.strategy,
-		"client_tokens", clientTokens, "admin_tokens", adminTokens, "coalesce", !cfg.noCoalesce,
+		"client_tokens", clientTokens, "admin_tokens", adminTokens, "coalesce", !cfg.noCoalesce, "writes_in_flight", cfg.writesInFlight,
 		"rate_limit", cfg.rateLimit)
 
 	if cfg.pprofAddr != "" {

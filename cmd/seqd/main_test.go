@@ -46,7 +46,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 	if c.addr != "127.0.0.1:8080" || c.db != "seqd" || c.timeout != 2*time.Second || c.strategy != "counter" ||
 		c.uri != "mongodb://db" || c.tokens != nil || c.adminToken != "" || c.noCoalesce || c.rateLimit != 0 || c.modeRefresh != time.Second ||
-		c.blockLease != 15*time.Second {
+		c.blockLease != 15*time.Second || c.writesInFlight != 2 {
 		t.Errorf("defaults: %+v", c)
 	}
 }
@@ -54,7 +54,7 @@ func TestParseConfigDefaults(t *testing.T) {
 func TestParseConfigFlagBeatsEnv(t *testing.T) {
 	env := envOf("MONGODB_URI", "mongodb://env", "SEQD_ADDR", ":1", "SEQD_TIMEOUT", "5s",
 		"SEQD_TOKENS", "a, b,,c", "SEQD_STRATEGY", "optimistic", "SEQD_NO_COALESCE", "true", "SEQD_RATE_LIMIT", "100", "SEQD_MODE_REFRESH", "250ms",
-		"SEQD_BLOCK_LEASE", "2s")
+		"SEQD_BLOCK_LEASE", "2s", "SEQD_WRITES_IN_FLIGHT", "3")
 	c, err := parseConfig([]string{"--addr", ":2", "--mongodb-uri", "mongodb://flag"}, env, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func TestParseConfigFlagBeatsEnv(t *testing.T) {
 	}
 	if c.timeout != 5*time.Second || c.strategy != "optimistic" || !c.noCoalesce || c.rateLimit != 100 ||
 		!slices.Equal(c.tokens, []string{"a", "b", "c"}) || c.modeRefresh != 250*time.Millisecond ||
-		c.blockLease != 2*time.Second {
+		c.blockLease != 2*time.Second || c.writesInFlight != 3 {
 		t.Errorf("environment not read: %+v", c)
 	}
 }
@@ -134,6 +134,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{[]string{"--no-coalesce=perhaps"}, "no-coalesce"},
 		{[]string{"--rate-limit", "-1"}, "rate-limit"},
 		{[]string{"--rate-burst", "x"}, "rate-burst"},
+		{[]string{"--writes-in-flight", "0"}, "writes-in-flight"},
+		{[]string{"--writes-in-flight", "65"}, "writes-in-flight"},
+		{[]string{"--writes-in-flight", "two"}, "writes-in-flight"},
 		{[]string{"extra"}, "unexpected"},
 	} {
 		env := envOf("MONGODB_URI", "mongodb://db")
