@@ -48,12 +48,21 @@ const (
 // comment). It is safe for concurrent use. Create one with NewGenerator; the
 // zero Generator is not usable.
 type Generator struct {
-	state   atomic.Uint64    // timestamp<<24 | counter of the last id handed out
+	state atomic.Uint64 // timestamp<<24 | counter of the last id handed out
+	// state is the one field every call writes: the pads give it a 64-byte
+	// cache line of its own, so that the fields every call reads are not
+	// invalidated with it (a Generator is 128 bytes, a size class the
+	// allocator aligns to 128). On this 2-CPU VM it measured within noise,
+	// 0–2% in parallel over 54 alternated runs of the padded and unpadded
+	// layouts: the atomic add on state is the contended line either way.
+	_ [56]byte
+
 	now     func() time.Time // nil: the wall clock, read by wallSeconds
 	process [5]byte          // bytes 4–8 of every id
 	// randomSecond makes each new second start at a random counter (Legacy),
 	// rather than at 0: see the package comment on twins.
 	randomSecond bool
+	_            [50]byte // to 128 bytes
 }
 
 // Option configures a Generator.

@@ -24,10 +24,10 @@ func figureObjectID(ctx context.Context, b *bench, res *figureResult) error {
 		return err
 	}
 	for _, mode := range []string{"serial", "parallel"} {
-		ours, procs, ok := results.Find("New/" + mode)
-		driver, _, ok2 := results.Find("DriverNewObjectID/" + mode)
+		ours, procs, ok := results.Find("New/" + mode + "/objectid")
+		driver, _, ok2 := results.Find("New/" + mode + "/driver")
 		if !ok || !ok2 {
-			return fmt.Errorf("no BenchmarkNew/%s or BenchmarkDriverNewObjectID/%s in the output", mode, mode)
+			return fmt.Errorf("no BenchmarkNew/%s/objectid or BenchmarkNew/%s/driver in the output", mode, mode)
 		}
 		res.row(fmt.Sprintf("1. objectid.New, %s (GOMAXPROCS %s)", mode, procs),
 			fmt.Sprintf("%.4g ns/op, %g allocs/op", ours["ns/op"], ours["allocs/op"]),
