@@ -15,7 +15,7 @@
 //		WriteTimeout:   10 * time.Second,        // bounds a coalesced write whose caller has no deadline
 //		WriteConcern:   writeconcern.Majority(), // w:1 can hand out duplicates after a failover
 //		NoCoalesce:     false,                   // true: a round trip per call, for comparison
-//		WritesInFlight: 2,                       // a Counter's coalesced writes of one name in flight at once
+//		WritesInFlight: 1,                       // a Counter's coalesced writes of one name in flight at once
 //		Observer:       nil,                     // told about retries and Counter batches, for metrics
 //		Blocks:         blocks.Options{},        // a Counter's cached sequences: block sizes, prefetch, cooldown
 //		ModeRefresh:    time.Second,             // how often a Counter re-reads the modes of its cached names
@@ -266,10 +266,21 @@
 // finds a write of its name due joins it; the write reserves the sum of its
 // callers' counts with one $inc and gives each caller its own sub-range, in
 // arrival order. A Counter keeps up to Options.WritesInFlight writes of a name in
-// flight (default 2): a batch goes out as soon as it has callers and fewer are in
-// flight, and takes every caller waiting then, so the store is not idle while the
-// next batch forms. Optimistic sends one write per name at a time: the next
-// starts only once the last has returned, since its writes would collide.
+// flight (default 1): a batch goes out as soon as it has callers and fewer are in
+// flight, and takes every caller waiting then. Optimistic sends one write per
+// name at a time, since its writes would collide.
+//
+// More writes in flight keep a store busy while the next batch forms, but split
+// the callers among more, smaller writes: callers who call again as soon as they
+// are answered spread over one more group than there are writes in flight, so
+// that k writes in flight gain at most min(k, r)·2/(k+1), r being the store's
+// round trip over the time a write holds the document. On the development store,
+// which runs writes one at a time and spends most of its round trip on them (r
+// near 1), 64 goroutines on one name got 0.75× the values/s with 2 in flight and
+// 0.50× with 3; with its replies held 1 ms (devstore -reply-delay 1ms, r about 2),
+// 1.10× with 2 and 1.12× with 3 (BenchmarkCounterWritesInFlight, whose comment
+// has the command). Hence the default of 1; a replica set across a network, where
+// r is larger, is where more pays.
 //
 // Each caller's values come from a write sent after its call began. A call that
 // begins after another has returned therefore gets values from a write sent after

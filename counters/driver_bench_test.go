@@ -2,9 +2,12 @@ package counters
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,6 +75,56 @@ func BenchmarkDriverRoundTrip(b *testing.B) {
 			slices.Sort(latencies)
 			b.ReportMetric(float64(stats.Percentile(latencies, 50)), "p50-ns")
 			b.ReportMetric(float64(stats.Percentile(latencies, 99)), "p99-ns")
+		})
+	}
+}
+
+// batchCounter is an Observer that counts a Counter's writes and the callers they served.
+type batchCounter struct{ writes, callers atomic.Int64 }
+
+func (o *batchCounter) Retry(string)                      {}
+func (o *batchCounter) Batch(n int)                       { o.writes.Add(1); o.callers.Add(int64(n)) }
+func (o *batchCounter) Block(int64, time.Duration, error) {}
+
+// BenchmarkCounterWritesInFlight measures a Counter's strict Next from 64
+// goroutines on one name, with one to three coalesced writes in flight, against
+// MONGODB_URI: the package comment's measurements of Options.WritesInFlight.
+//
+//	MONGODB_URI=mongodb://127.0.0.1:27017/ go test -run '^$' -bench CounterWritesInFlight -benchtime 3s -count 2 ./counters/
+//
+// ns/op is per value; it reports writes/s and callers per write beside.
+func BenchmarkCounterWritesInFlight(b *testing.B) {
+	uri := os.Getenv("MONGODB_URI")
+	if uri == "" {
+		b.Skip("needs a MongoDB server: set MONGODB_URI")
+	}
+	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetAppName("seqbench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { client.Disconnect(context.Background()) })
+	for _, k := range []int{1, 2, 3} {
+		b.Run(fmt.Sprintf("writes=%d", k), func(b *testing.B) {
+			obs := &batchCounter{}
+			c := NewCounter(client.Database("seqbench_driver"), Options{WritesInFlight: k, Observer: obs})
+			name := fmt.Sprintf("inflight-%d", k)
+			if _, err := c.Next(b.Context(), name); err != nil {
+				b.Fatal(err)
+			}
+			obs.writes.Store(0)
+			obs.callers.Store(0)
+			b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := c.Next(b.Context(), name); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(obs.writes.Load())/b.Elapsed().Seconds(), "writes/s")
+			b.ReportMetric(float64(obs.callers.Load())/float64(max(obs.writes.Load(), 1)), "callers/write")
 		})
 	}
 }

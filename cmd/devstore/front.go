@@ -34,6 +34,9 @@ type front struct {
 	readTimeout time.Duration // for a message's bytes, from its first to its last
 	idleTimeout time.Duration // for a message's first byte, from the last reply
 	maxConns    int           // client connections at once; more are closed at accept
+	// replyDelay holds each of FerretDB's replies this long before it goes to
+	// the client, with no write token held: a store at a distance (-reply-delay).
+	replyDelay time.Duration
 }
 
 // The front's limits, as newFront sets them.
@@ -276,14 +279,8 @@ func (f *front) handle(ctx context.Context, s *session) error {
 	if act == nil {
 		return f.forward(ctx, s, req)
 	}
-	if act.block > 0 {
-		t := time.NewTimer(act.block)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		}
+	if err := pause(ctx, act.block); err != nil {
+		return err
 	}
 	switch {
 	case act.closeConnection:
@@ -365,12 +362,30 @@ func (f *front) forwardThen(ctx context.Context, s *session, req request, edit f
 				s.reply = appendMsg(s.reply[:0], responseTo(s.reply), edit(body))
 			}
 		}
+		if err := pause(ctx, f.replyDelay); err != nil {
+			return err
+		}
 		if _, err := s.client.Write(s.reply); err != nil {
 			return err
 		}
 		if !more {
 			return nil
 		}
+	}
+}
+
+// pause waits d, or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -109,6 +109,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:27017", "TCP address to serve MongoDB clients on (port 0 picks a free port)")
 	dir := fs.String("dir", "data", "directory for the SQLite files and FerretDB's socket")
+	replyDelay := fs.Duration("reply-delay", 0, "hold each of FerretDB's replies this long before it goes to the client, with no write held meanwhile: a store at a distance, for measurements")
 	var level slog.Level
 	fs.TextVar(&level, "log-level", slog.LevelWarn, "log level: debug, info, warn or error (on stderr)")
 	if err := fs.Parse(args); err != nil {
@@ -157,6 +158,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}()
 	var d net.Dialer
 	fr := newFront(func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "unix", sock) }, log)
+	fr.replyDelay = *replyDelay
 	checkpointsDone := make(chan struct{})
 	go func() {
 		defer close(checkpointsDone)

@@ -28,16 +28,16 @@ type testStore struct {
 	dir  string
 }
 
-// startStore runs the store on a free port with its data in a new directory and
-// stops it when tb ends.
-func startStore(tb testing.TB) *testStore {
+// startStore runs the store on a free port with its data in a new directory, and
+// the flags args, and stops it when tb ends.
+func startStore(tb testing.TB, args ...string) *testStore {
 	tb.Helper()
 	dir := tb.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-listen", "127.0.0.1:0", "-dir", dir}, pw, io.Discard)
+		done <- run(ctx, append([]string{"-listen", "127.0.0.1:0", "-dir", dir}, args...), pw, io.Discard)
 		pw.Close()
 	}()
 	result := sync.OnceValue(func() error { return <-done })
@@ -563,5 +563,43 @@ func TestClientThatDoesNotReadHoldsUpNoWriter(t *testing.T) {
 	defer cancel()
 	if _, err := coll.InsertOne(short, bson.D{{Key: "_id", Value: 2}}); err != nil {
 		t.Errorf("a write while another client does not read its reply: %v", err)
+	}
+}
+
+// TestReplyDelay: with -reply-delay every answer from FerretDB comes at least
+// that late, and writes still apply one at a time, each exactly once.
+func TestReplyDelay(t *testing.T) {
+	const delay = 100 * time.Millisecond
+	s := startStore(t, "-reply-delay", delay.String())
+	ctx := testContext(t)
+	coll := connect(t, s.uri()).Database("far").Collection("counters")
+	if _, err := increment(ctx, coll, "n"); err != nil { // connects, creates the document
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	got := make(chan int64, 8)
+	for range 8 {
+		wg.Go(func() {
+			start := time.Now()
+			v, err := increment(ctx, coll, "n")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if took := time.Since(start); took < delay {
+				t.Errorf("answered in %v, want at least the reply delay %v", took, delay)
+			}
+			got <- v
+		})
+	}
+	wg.Wait()
+	close(got)
+	var values []int64
+	for v := range got {
+		values = append(values, v)
+	}
+	slices.Sort(values)
+	if want := []int64{2, 3, 4, 5, 6, 7, 8, 9}; !slices.Equal(values, want) {
+		t.Errorf("values %v, want %v", values, want)
 	}
 }

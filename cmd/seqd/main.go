@@ -83,7 +83,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.logLevel, "log-level", env("SEQD_LOG_LEVEL", "info"), "debug, info, warn or error; successful requests are logged at debug (SEQD_LOG_LEVEL)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", env("SEQD_PPROF_ADDR", ""), "serve net/http/pprof on this address, apart from the API; off when empty (SEQD_PPROF_ADDR)")
 	var timeout, shutdown, modeRefresh, blockLease, inFlight string
-	fs.StringVar(&inFlight, "writes-in-flight", env("SEQD_WRITES_IN_FLIGHT", "2"), "coalesced writes of one strict sequence in flight at once, 1 to 64: a batch goes out while the previous one is still at the store (SEQD_WRITES_IN_FLIGHT)")
+	fs.StringVar(&inFlight, "writes-in-flight", env("SEQD_WRITES_IN_FLIGHT", "1"), "coalesced writes of one strict sequence in flight at once, 1 to 64: more lets a batch go out while the one before it is still at the store, which pays only where the store's round trip is long beside its time per write (SEQD_WRITES_IN_FLIGHT)")
 	fs.StringVar(&timeout, "timeout", env("SEQD_TIMEOUT", "2s"), "per-request backend deadline (SEQD_TIMEOUT)")
 	fs.StringVar(&shutdown, "shutdown-timeout", env("SEQD_SHUTDOWN_TIMEOUT", "10s"), "how long in-flight requests may take to finish on shutdown (SEQD_SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&modeRefresh, "mode-refresh", env("SEQD_MODE_REFRESH", "1s"), "how often an instance re-reads the mode of the sequences it serves from blocks, renewing their leases; a switch to cached reaches it within this plus a round trip (SEQD_MODE_REFRESH)")

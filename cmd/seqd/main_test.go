@@ -46,7 +46,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 	if c.addr != "127.0.0.1:8080" || c.db != "seqd" || c.timeout != 2*time.Second || c.strategy != "counter" ||
 		c.uri != "mongodb://db" || c.tokens != nil || c.adminToken != "" || c.noCoalesce || c.rateLimit != 0 || c.modeRefresh != time.Second ||
-		c.blockLease != 15*time.Second || c.writesInFlight != 2 {
+		c.blockLease != 15*time.Second || c.writesInFlight != 1 {
 		t.Errorf("defaults: %+v", c)
 	}
 }
