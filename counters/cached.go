@@ -708,7 +708,7 @@ func (c *Counter) setMode(ctx context.Context, name string, mode seqd.Mode, minB
 		}
 		// A new document: the filter matches no document, so that the upsert
 		// inserts, or collides with one created meanwhile (E11000).
-		filter := bson.D{{Key: "_id", Value: name}, {Key: "$and", Value: bson.A{bson.D{{Key: fieldSeq, Value: bson.D{{Key: "$exists", Value: false}}}}}}}
+		var filter any = bson.D{{Key: "_id", Value: name}, {Key: "$and", Value: bson.A{bson.D{{Key: fieldSeq, Value: bson.D{{Key: "$exists", Value: false}}}}}}}
 		opts := options.FindOneAndUpdate().SetReturnDocument(options.After)
 		if exists {
 			stored := absentOr(fieldMode, bson.D{{Key: "$eq", Value: string(seqd.ModeStrict)}})

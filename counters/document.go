@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 
 	"github.com/seqd/seqd"
 )
@@ -171,14 +172,33 @@ func count(name string, doc bson.Raw, field string) (int64, error) {
 // A draining document matches too: writes that hand out values add notDraining.
 //
 // more are further conditions, put inside the $and too.
-func counterFilter(name string, max int64, more ...bson.D) bson.D {
-	and := bson.A{
-		bson.D{{Key: fieldSeq, Value: bson.D{
-			{Key: "$type", Value: bson.A{"int", "long"}},
-			{Key: "$gte", Value: int64(0)},
-			{Key: "$lte", Value: max},
-			notArray,
-		}}},
+//
+// The conditions that name no argument are encoded once (fieldConditions), so
+// that a write marshals little more than its name and max.
+func counterFilter(name string, max int64, more ...bson.D) bson.Raw {
+	doc := make([]byte, 0, len(fieldConditions)+256)
+	i, doc := bsoncore.AppendDocumentStart(doc)
+	doc = bsoncore.AppendStringElement(doc, "_id", name)
+	a, doc := bsoncore.AppendArrayElementStart(doc, "$and")
+	doc = bsoncore.AppendDocumentElement(doc, "0", mustMarshal(bson.D{{Key: fieldSeq, Value: bson.D{
+		{Key: "$type", Value: bson.A{"int", "long"}},
+		{Key: "$gte", Value: int64(0)},
+		{Key: "$lte", Value: max},
+		notArray,
+	}}}))
+	doc = append(doc, fieldConditions...)
+	for j, m := range more {
+		doc = bsoncore.AppendDocumentElement(doc, strconv.Itoa(1+len(fieldClauses)+j), mustMarshal(m))
+	}
+	doc, _ = bsoncore.AppendArrayEnd(doc, a)
+	doc, _ = bsoncore.AppendDocumentEnd(doc, i)
+	return doc
+}
+
+// fieldClauses are counterFilter's conditions on the fields other than _id and
+// seq, and fieldConditions their encoding as the elements "1", "2", … of its $and.
+var (
+	fieldClauses = []bson.D{
 		absentOr(fieldMode, bson.D{{Key: "$in", Value: bson.A{string(seqd.ModeStrict), string(seqd.ModeCached), modeDraining}}, notArray}),
 		absentOr(fieldMinBlock, boundCondition),
 		absentOr(fieldMaxBlock, boundCondition),
@@ -191,10 +211,23 @@ func counterFilter(name string, max int64, more ...bson.D) bson.D {
 		absentOr(fieldForced, countCondition),
 		absentOr(fieldStrictFrom, bson.D{{Key: "$type", Value: "date"}}),
 	}
-	for _, m := range more {
-		and = append(and, m)
+	fieldConditions = func() []byte {
+		var b []byte
+		for j, c := range fieldClauses {
+			b = bsoncore.AppendDocumentElement(b, strconv.Itoa(1+j), mustMarshal(c))
+		}
+		return b
+	}()
+)
+
+// mustMarshal encodes d, a filter of this package's own: one that does not
+// encode is a bug.
+func mustMarshal(d bson.D) []byte {
+	b, err := bson.Marshal(d)
+	if err != nil {
+		panic(fmt.Sprintf("counters: a filter does not encode: %v", err))
 	}
-	return bson.D{{Key: "_id", Value: name}, {Key: "$and", Value: and}}
+	return b
 }
 
 // notDraining keeps a write that hands out values off a sequence leaving
