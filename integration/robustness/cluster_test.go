@@ -197,6 +197,8 @@ func startCluster(tb testing.TB, ctx context.Context, db, mutant string) (*clust
 		in.env = []string{
 			"MONGODB_URI=" + uri, "SEQD_DB=" + db, "SEQD_ADMIN_TOKEN=" + adminToken,
 			"SEQD_BLOCK_LEASE=" + lease.String(), "SEQD_MODE_REFRESH=" + refresh.String(),
+			// Instance i keeps up to i+1 coalesced writes of a name in flight.
+			fmt.Sprintf("SEQD_WRITES_IN_FLIGHT=%d", i+1),
 		}
 		if mutant != "" {
 			in.env = append(in.env, "SEQD_MUTANT="+mutant)

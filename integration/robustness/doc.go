@@ -15,8 +15,8 @@
 // The store is the suite's backend (integration/backend): MONGODB_URI, mongo:8.0
 // in Docker, or the dev store, which is the only one the suite can restart. Three
 // seqd processes (SEQD_BLOCK_LEASE=2s, SEQD_MODE_REFRESH=200ms, so that switches
-// are quick) reach it each through a relay of its own (integration/relay), which
-// can cut one off.
+// are quick; SEQD_WRITES_IN_FLIGHT 1, 2 and 3) reach it each through a relay of
+// its own (integration/relay), which can cut one off.
 //
 // # Traffic
 //
