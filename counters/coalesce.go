@@ -181,7 +181,7 @@ func (c *coalescer) join(ctx context.Context, name string, w *waiter) (Range, er
 		return o.r, o.err
 	case <-ctx.Done():
 	}
-	c.leave(q, w)
+	c.leave(name, q, w)
 	select {
 	case o := <-w.done:
 		// The write finished while we were leaving. Take the values rather than
@@ -293,8 +293,10 @@ func (c *coalescer) refuse(q *queue, w *waiter) bool {
 }
 
 // leave takes a caller who has stopped waiting out of its queue. If it has already
-// joined a write, leave cancels that write once no caller of it is left.
-func (c *coalescer) leave(q *queue, w *waiter) {
+// joined a write, leave cancels that write once no caller of it is left. A solo
+// caller that leaves may have held back the callers behind it: what may start
+// then starts, on goroutines of its own.
+func (c *coalescer) leave(name string, q *queue, w *waiter) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if b := w.batch; b != nil {
@@ -307,8 +309,11 @@ func (c *coalescer) leave(q *queue, w *waiter) {
 	for i, x := range q.waiting {
 		if x == w {
 			q.waiting = append(q.waiting[:i], q.waiting[i+1:]...)
-			return
+			break
 		}
+	}
+	for b := c.next(q); b != nil; b = c.next(q) {
+		go c.flush(name, q, b)
 	}
 }
 
