@@ -31,15 +31,7 @@ import (
 //
 // Besides the mean it reports the nearest-rank p50 and p99, as seqload computes its own.
 func BenchmarkDriverRoundTrip(b *testing.B) {
-	uri := os.Getenv("MONGODB_URI")
-	if uri == "" {
-		b.Skip("needs a MongoDB server: set MONGODB_URI")
-	}
-	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetAppName("seqbench"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { client.Disconnect(context.Background()) })
+	client := benchClient(b)
 	coll := client.Database("seqbench_driver").Collection(CounterCollection,
 		options.Collection().SetWriteConcern(writeconcern.Majority()))
 	update := bson.D{{Key: "$inc", Value: bson.D{{Key: fieldSeq, Value: int64(1)}}}}
@@ -79,6 +71,20 @@ func BenchmarkDriverRoundTrip(b *testing.B) {
 	}
 }
 
+// benchClient connects to MONGODB_URI until b ends, or skips b without one.
+func benchClient(b *testing.B) *mongo.Client {
+	uri := os.Getenv("MONGODB_URI")
+	if uri == "" {
+		b.Skip("needs a MongoDB server: set MONGODB_URI")
+	}
+	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetAppName("seqbench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { client.Disconnect(context.Background()) })
+	return client
+}
+
 // batchCounter is an Observer that counts a Counter's writes and the callers they served.
 type batchCounter struct{ writes, callers atomic.Int64 }
 
@@ -94,15 +100,7 @@ func (o *batchCounter) Block(int64, time.Duration, error) {}
 //
 // ns/op is per value; it reports writes/s and callers per write beside.
 func BenchmarkCounterWritesInFlight(b *testing.B) {
-	uri := os.Getenv("MONGODB_URI")
-	if uri == "" {
-		b.Skip("needs a MongoDB server: set MONGODB_URI")
-	}
-	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetAppName("seqbench"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { client.Disconnect(context.Background()) })
+	client := benchClient(b)
 	for _, k := range []int{1, 2, 3} {
 		b.Run(fmt.Sprintf("writes=%d", k), func(b *testing.B) {
 			obs := &batchCounter{}
