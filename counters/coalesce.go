@@ -312,9 +312,7 @@ func (c *coalescer) leave(name string, q *queue, w *waiter) {
 			break
 		}
 	}
-	for b := c.next(q); b != nil; b = c.next(q) {
-		go c.flush(name, q, b)
-	}
+	c.startAll(name, q)
 }
 
 // mayStart reports whether a write for w may be sent now: fewer than depth writes
@@ -340,23 +338,21 @@ func (c *coalescer) sent(q *queue, w *waiter) {
 func (c *coalescer) returned(name string, q *queue) *batch {
 	q.inFlight--
 	q.soloOut = false
-	var mine *batch
-	for {
-		b := c.next(q)
-		if b == nil {
-			break
-		}
-		if mine == nil {
-			mine = b
-		} else {
-			go c.flush(name, q, b)
-		}
-	}
+	mine := c.next(q)
+	c.startAll(name, q)
 	if mine == nil && q.inFlight == 0 && len(q.waiting) == 0 {
 		delete(c.queues, name)
 		c.wg.Done()
 	}
 	return mine
+}
+
+// startAll starts every batch of q that may start now, each on a goroutine of its
+// own. c.mu must be held.
+func (c *coalescer) startAll(name string, q *queue) {
+	for b := c.next(q); b != nil; b = c.next(q) {
+		go c.flush(name, q, b)
+	}
 }
 
 // flush writes b, then each batch that its return lets start, until none may.
@@ -373,7 +369,7 @@ func (c *coalescer) flush(name string, q *queue, b *batch) {
 // flight, if a write may start and a caller is waiting for one; otherwise it
 // returns nil. c.mu must be held.
 func (c *coalescer) next(q *queue) *batch {
-	if len(q.waiting) == 0 || q.inFlight >= c.depth || q.soloOut {
+	if len(q.waiting) == 0 {
 		return nil
 	}
 	b := &batch{}
@@ -388,20 +384,21 @@ func (c *coalescer) next(q *queue) *batch {
 		if b.sum > math.MaxInt64-w.n || c.maxCallers > 0 && len(b.waiters) == c.maxCallers {
 			break // the sum would overflow, or the batch is full: it waits for the next
 		}
+		if len(b.waiters) == 0 && !c.mayStart(q, w) {
+			break // no write may go out for the first caller: none goes out
+		}
 		if len(b.waiters) > 0 && (w.solo != nil || b.waiters[0].solo != nil) {
 			break // a solo write goes alone, in its turn
-		}
-		if w.solo != nil && q.inFlight > 0 {
-			break // and once every write before it has returned
 		}
 		b.sum += w.n
 		b.waiters = append(b.waiters, w)
 		taken++
 	}
-	if rest := q.waiting[taken:]; len(rest) > 0 {
-		q.waiting = append([]*waiter(nil), rest...)
-	} else {
+	switch rest := q.waiting[taken:]; {
+	case len(rest) == 0:
 		q.waiting = nil
+	case taken > 0:
+		q.waiting = append([]*waiter(nil), rest...)
 	}
 	if len(b.waiters) == 0 {
 		return nil

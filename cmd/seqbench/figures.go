@@ -195,25 +195,22 @@ func figureLatency(ctx context.Context, b *bench, res *figureResult) error {
 	if err := driverRoundTrips(1); err != nil {
 		return err
 	}
-	// p50 and p99 of a filter's round trips, in ms: the means of the two runs.
-	roundTrip := func(filter string) (p50, p99 float64, err error) {
-		for _, r := range driver {
+	// The round trips' p50 and p99 in ms, by run (before, after) and filter.
+	var p50s, p99s [2]map[string]float64
+	for i, r := range driver {
+		p50s[i], p99s[i] = map[string]float64{}, map[string]float64{}
+		for _, filter := range []string{"seqd", "plain"} {
 			m, _, err := r.Get("DriverRoundTrip/" + filter)
 			if err != nil {
-				return 0, 0, err
+				return err
 			}
-			p50, p99 = p50+m["p50-ns"]/2e6, p99+m["p99-ns"]/2e6
+			p50s[i][filter], p99s[i][filter] = m["p50-ns"]/1e6, m["p99-ns"]/1e6
 		}
-		return p50, p99, nil
 	}
-	p50, p99, err := roundTrip("seqd")
-	if err != nil {
-		return err
+	mean := func(runs [2]map[string]float64, filter string) float64 {
+		return (runs[0][filter] + runs[1][filter]) / 2
 	}
-	plain50, _, err := roundTrip("plain")
-	if err != nil {
-		return err
-	}
+	p50, p99, plain50 := mean(p50s, "seqd"), mean(p99s, "seqd"), mean(p50s, "plain")
 	anchor := floor.LatencyP50Ms + p50
 	res.row("6. /seq/{name}/next latency, c = 1",
 		fmt.Sprintf("p50 %s, p99 %s", formatMs(with.LatencyP50Ms), formatMs(with.LatencyP99Ms)),
@@ -224,17 +221,11 @@ func figureLatency(ctx context.Context, b *bench, res *figureResult) error {
 		"with seqd's filter (the one every Counter write carries, counterFilter) p50 %s then %s, with a plain {_id, seq: {$lte}} filter p50 %s then %s, "+
 		"so on this store seqd's filter costs %s a write, and against GET /oid + the plain write (%s) seqd's p50 is %.3f×. "+
 		"Without coalescing (one findOneAndUpdate per request, on the request's goroutine, where a lone caller's coalesced write runs too) seqd's c = 1 latency is p50 %s, p99 %s (%.3f× the anchor).",
-		proc.ShellJoin(driverArgs), formatMs(p50ns(driver[0], "seqd")), formatMs(p50ns(driver[1], "seqd")),
-		formatMs(p50ns(driver[0], "plain")), formatMs(p50ns(driver[1], "plain")), formatMs(p50-plain50),
+		proc.ShellJoin(driverArgs), formatMs(p50s[0]["seqd"]), formatMs(p50s[1]["seqd"]),
+		formatMs(p50s[0]["plain"]), formatMs(p50s[1]["plain"]), formatMs(p50-plain50),
 		formatMs(floor.LatencyP50Ms+plain50), with.LatencyP50Ms/(floor.LatencyP50Ms+plain50),
 		formatMs(without.LatencyP50Ms), formatMs(without.LatencyP99Ms), without.LatencyP50Ms/anchor)
 	return nil
-}
-
-// p50ns is the p50, in ms, of one run of BenchmarkDriverRoundTrip's filter.
-func p50ns(r gobench.Results, filter string) float64 {
-	m, _, _ := r.Get("DriverRoundTrip/" + filter)
-	return m["p50-ns"] / 1e6
 }
 
 func figureOptimistic(ctx context.Context, b *bench, res *figureResult) error {

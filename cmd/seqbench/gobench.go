@@ -8,6 +8,7 @@ import (
 
 	"github.com/seqd/seqd/internal/gobench"
 	"github.com/seqd/seqd/internal/proc"
+	"github.com/seqd/seqd/internal/stats"
 )
 
 // goBench runs go test benchmarks (package gobench), saying so in the log.
@@ -35,60 +36,43 @@ func figureObjectID(ctx context.Context, b *bench, res *figureResult) error {
 			return err
 		}
 	}
-	// median is the median of name's unit over the rounds, or of f over them.
-	median := func(f func(r gobench.Results) (float64, error)) (float64, error) {
-		var xs []float64
-		for _, r := range rounds {
-			x, err := f(r)
-			if err != nil {
-				return 0, err
-			}
-			xs = append(xs, x)
-		}
-		slices.Sort(xs)
-		return xs[len(xs)/2], nil
-	}
-	get := func(name, unit string) func(gobench.Results) (float64, error) {
-		return func(r gobench.Results) (float64, error) {
-			m, _, err := r.Get(name)
-			return m[unit], err
-		}
-	}
 	for _, mode := range []string{"serial", "parallel"} {
-		ours, driver := "New/"+mode+"/objectid", "New/"+mode+"/driver"
-		_, procs, err := rounds[0].Get(ours)
-		if err != nil {
-			return err
-		}
-		oursNs, err := median(get(ours, "ns/op"))
-		if err != nil {
-			return err
-		}
-		driverNs, err := median(get(driver, "ns/op"))
-		if err != nil {
-			return err
-		}
-		allocs, _ := median(get(ours, "allocs/op"))
-		ratio, err := median(func(r gobench.Results) (float64, error) {
-			o, err := get(ours, "ns/op")(r)
+		var ours, driver, ratios, allocs []float64
+		procs := ""
+		for _, r := range rounds {
+			o, p, err := r.Get("New/" + mode + "/objectid")
 			if err != nil {
-				return 0, err
+				return err
 			}
-			d, err := get(driver, "ns/op")(r)
-			return d / o, err
-		})
-		if err != nil {
-			return err
+			d, _, err := r.Get("New/" + mode + "/driver")
+			if err != nil {
+				return err
+			}
+			procs = p
+			ours, driver, allocs = append(ours, o["ns/op"]), append(driver, d["ns/op"]), append(allocs, o["allocs/op"])
+			ratios = append(ratios, d["ns/op"]/o["ns/op"])
 		}
 		res.row(fmt.Sprintf("1. objectid.New, %s (GOMAXPROCS %s)", mode, procs),
-			fmt.Sprintf("%.4g ns/op, %g allocs/op", oursNs, allocs),
-			fmt.Sprintf("bson.NewObjectID %.4g ns/op", driverNs),
-			fmt.Sprintf("%.2f× (driver ns ÷ ours, median of the rounds)", ratio))
+			fmt.Sprintf("%.4g ns/op, %g allocs/op", median(ours), median(allocs)),
+			fmt.Sprintf("bson.NewObjectID %.4g ns/op", median(driver)),
+			fmt.Sprintf("%.2f× (driver ns ÷ ours, median of the rounds)", median(ratios)))
 	}
-	if fill, err := median(get("Fill/10000", "ns/id")); err == nil {
-		res.row("1. objectid.Fill, 10,000 ids", fmt.Sprintf("%.4g ns/id", fill), "—", "—")
+	var fill []float64
+	for _, r := range rounds {
+		if f, _, ok := r.Find("Fill/10000"); ok {
+			fill = append(fill, f["ns/id"])
+		}
+	}
+	if len(fill) > 0 {
+		res.row("1. objectid.Fill, 10,000 ids", fmt.Sprintf("%.4g ns/id", median(fill)), "—", "—")
 	}
 	return nil
+}
+
+// median is the nearest-rank median of xs, which it sorts.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	return stats.Percentile(xs, 50)
 }
 
 var clientBench = []string{"-bench", "^BenchmarkCachedNextParallel$", "-benchmem", "-count", "5", "./client/"}
