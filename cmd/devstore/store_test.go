@@ -603,3 +603,42 @@ func TestReplyDelay(t *testing.T) {
 		t.Errorf("values %v, want %v", values, want)
 	}
 }
+
+// TestReplyDelayHoldsNoWrite: a reply held by -reply-delay does not keep the next
+// writer out. Two clients send a write each and read nothing; both writes are
+// applied, as FerretDB itself shows, long before either reply is due.
+func TestReplyDelayHoldsNoWrite(t *testing.T) {
+	s := startStore(t, "-reply-delay", "1h")
+	ctx := testContext(t)
+	cmd := bsoncore.NewDocumentBuilder().
+		AppendString("findAndModify", "docs").
+		AppendDocument("query", bsoncore.NewDocumentBuilder().AppendString("_id", "n").Build()).
+		AppendDocument("update", bsoncore.NewDocumentBuilder().AppendDocument("$inc",
+			bsoncore.NewDocumentBuilder().AppendInt64("seq", 1).Build()).Build()).
+		AppendBoolean("upsert", true).
+		AppendString("$db", "held").
+		Build()
+	for range 2 {
+		raw, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { raw.Close() })
+		if _, err := raw.Write(appendMsg(nil, 0, cmd)); err != nil { // its reply is held for an hour
+			t.Fatal(err)
+		}
+	}
+	coll := connect(t, s.ferretURI()).Database("held").Collection("docs")
+	seen := int64(0)
+	for seen < 2 {
+		var doc struct {
+			Seq int64 `bson:"seq"`
+		}
+		if err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: "n"}}).Decode(&doc); err == nil {
+			seen = doc.Seq
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("seq stayed at %d with both replies held: a held reply keeps the next write out", seen)
+		}
+	}
+}
