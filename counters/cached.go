@@ -616,6 +616,9 @@ func (c *Counter) SetMode(ctx context.Context, name string, mode seqd.Mode, minB
 	if err := seqd.CheckMode(mode, minBlock, maxBlock); err != nil {
 		return fmt.Errorf("counters: set mode %q: %w", name, err)
 	}
+	if err := c.ready(ctx, "set mode", name); err != nil {
+		return err
+	}
 	s, sent, recv, err := c.setMode(ctx, name, mode, minBlock, maxBlock)
 	if err != nil {
 		return wrap(err, "set mode", name)
@@ -754,6 +757,9 @@ func (c *Counter) BlockStatus(name string) (blocks.Status, bool) {
 // serves every name in strict mode. Values it could not give back before ctx
 // ended are a gap; the error says which names.
 func (c *Counter) Close(ctx context.Context) error {
+	if err := refuseTransaction(ctx, "close", ""); err != nil {
+		return err // its give-backs would be undone if the transaction aborted
+	}
 	k := &c.cache
 	k.mu.Lock()
 	k.closed = true

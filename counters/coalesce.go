@@ -123,8 +123,9 @@ type batch struct {
 // do reserves n values of name, sharing a write with concurrent callers. doc, when
 // not nil, makes the caller's document for its value; see reserveFunc.
 //
-// A caller inside a session or transaction writes alone, on its own context: its
-// write belongs to its transaction and must not carry other callers' values.
+// A caller inside a session writes alone, on its own context: its write belongs
+// to its session and must not carry other callers' values. (Counter and
+// Optimistic refuse a call inside a transaction before it comes here.)
 func (c *coalescer) do(ctx context.Context, name string, n int64, doc func(id int64) any) (Range, error) {
 	return c.join(ctx, name, &waiter{ctx: ctx, n: n, doc: doc, done: make(chan outcome, 1)})
 }

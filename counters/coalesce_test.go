@@ -497,7 +497,7 @@ func TestCoalescerOffWritesAlone(t *testing.T) {
 }
 
 // TestCoalescerSessionWritesAlone: a caller inside a session makes its own write,
-// in its session, so that a transaction holds its values and no one else's.
+// in its session, so that the session holds its values and no one else's.
 func TestCoalescerSessionWritesAlone(t *testing.T) {
 	f := newFakeStore(true)
 	h := newHarness(t, f)

@@ -24,6 +24,7 @@ type Counter struct {
 	coalescer *coalescer
 	cache     cache // cached mode's allocators; see cached.go
 	observer  Observer
+	collation collationCheck
 }
 
 var _ Sequencer = (*Counter)(nil)
@@ -45,7 +46,19 @@ func NewCounter(db *mongo.Database, opts Options) *Counter {
 	c.coalescer = newCoalescer(reserve, opts.Observer.Batch, opts, opts.WritesInFlight)
 	c.observer = opts.Observer
 	c.cache.init(opts)
+	c.collation.init(c.coll)
 	return c
+}
+
+// ready returns the error for a call that c refuses before any write: one
+// inside a transaction (ErrInTransaction), or, from the first call on, any call
+// on a collection with a default collation (ErrInvalidCounter; see
+// collationCheck). Reading the collection's options is c's first round trip.
+func (c *Counter) ready(ctx context.Context, op, name string) error {
+	if err := refuseTransaction(ctx, op, name); err != nil {
+		return err
+	}
+	return wrap(c.collation.check(ctx), op, name)
 }
 
 // counterDoc is a counter document's value, as Set reads it.
@@ -78,6 +91,9 @@ func (c *Counter) NextN(ctx context.Context, name string, n int64) (Range, error
 	}
 	if n < 1 {
 		return Range{}, fmt.Errorf("counters: next %d of %q: %w", n, name, ErrInvalidCount)
+	}
+	if err := c.ready(ctx, "next", name); err != nil {
+		return Range{}, err
 	}
 	for {
 		if r, served, err := c.nextCached(ctx, name, n); served {
@@ -170,6 +186,9 @@ func (c *Counter) Current(ctx context.Context, name string) (Sequence, error) {
 	if !ValidName(name) {
 		return Sequence{}, invalidName("current", name)
 	}
+	if err := c.ready(ctx, "current", name); err != nil {
+		return Sequence{}, err
+	}
 	s, err := readCounter(ctx, c.peek, name)
 	if err != nil {
 		return Sequence{}, wrap(err, "current", name)
@@ -196,6 +215,9 @@ func readCounter(ctx context.Context, coll *mongo.Collection, name string) (coun
 // asked to move backwards. With force it is a plain $set.
 func (c *Counter) Set(ctx context.Context, name string, value int64, force bool) error {
 	if err := checkSet(name, value); err != nil {
+		return err
+	}
+	if err := c.ready(ctx, "set", name); err != nil {
 		return err
 	}
 	err := c.set(ctx, name, value, force)
@@ -234,9 +256,9 @@ func (c *Counter) set(ctx context.Context, name string, value int64, force bool)
 
 // upsert runs write, an upsert of name's counter document under counterFilter,
 // until it does not end in a duplicate key error. Such an error means that the
-// document is one the filter refuses, or that a concurrent call created it:
-// mongod retries such an upsert itself, but not every server does. Reading the
-// document tells which.
+// document is one the filter refuses, or that a concurrent call created it
+// (mongod does not retry the upsert itself: counterFilter is more than equalities
+// on _id). Reading the document tells which.
 func (c *Counter) upsert(ctx context.Context, name string, write func() error) error {
 	return c.retry.do(ctx, func() (bool, error) {
 		err := write()
@@ -259,6 +281,9 @@ func (c *Counter) upsert(ctx context.Context, name string, write func() error) e
 // of another type is not on a page.
 func (c *Counter) List(ctx context.Context, opts ListOptions) (Page, error) {
 	if err := opts.Check(); err != nil {
+		return Page{}, err
+	}
+	if err := c.ready(ctx, "list", ""); err != nil {
 		return Page{}, err
 	}
 	filter, find := listQuery(opts)

@@ -38,8 +38,8 @@
 //
 // A value is handed out once; Guarantees below says under which conditions, and
 // where gaps come from. Every error names the operation and the sequence, and wraps
-// at most one of these, so errors.Is works. The first three are refused before any
-// round trip.
+// at most one of these, so errors.Is works. The first three, and
+// ErrInTransaction, are refused before any round trip.
 //
 //	ErrInvalidName     a name (or Insert's collection) that ValidName refuses
 //	ErrInvalidCount    n < 1, or n > 1 for Optimistic: one value per call
@@ -52,6 +52,8 @@
 //	ErrUnavailable     the backend could not be reached or confirm in time; the call
 //	                   may have taken effect: a gap, never a duplicate
 //	ErrInvalidCounter  the stored record is not one seqd can use; it is left unchanged
+//	                   (also: a "counters" collection with a default collation)
+//	ErrInTransaction   the context carries a session with a transaction running
 //
 // Both types implement Sequencer, for code that picks a strategy at run time.
 // The two keep different records, so they suit different loads.
@@ -69,10 +71,15 @@
 // first $inc upserts {_id: name, seq: n}.
 //
 // When several clients create a name at the same moment, their upserts race, and
-// the server may answer some of the losers with a duplicate key error (E11000).
-// Counter then reads the document and tries again, at most Options.MaxRetries
-// times, with jittered backoff. Past that bound it returns ErrContention. Other
-// errors are returned as they are.
+// the server answers the losers with a duplicate key error (E11000). mongod
+// retries such an upsert itself only when its filter is nothing but equalities on
+// the fields of a unique index (write_ops_exec.cpp); seqd's filters add the
+// conditions on seq and the other fields, so on mongod every lost race comes back
+// as E11000, and the retries are seqd's own. Counter then reads the document and
+// tries again, at most Options.MaxRetries times, with jittered backoff, and tells
+// Options.Observer of each retry (seqd's metric
+// seqd_duplicate_key_retries_total). Past that bound it returns ErrContention.
+// Other errors are returned as they are.
 //
 // The $lte bound turns exhaustion into an error, not an overflow. If fewer than n
 // values remain, the filter matches nothing. The upsert then tries to insert a
@@ -230,6 +237,10 @@
 // named sequences, Next inserts one ledger document per value,
 // {_id: value, issuedAt: date}, into the collection "seq_<name>". That ledger
 // records when each value was issued.
+// max(_id) counts the _ids that are numbers from 0 up, of any numeric type (int,
+// long, double, decimal), rounded down: after a decimal 7.5 comes 8. A largest
+// _id above math.MaxInt64 is one seqd cannot continue from: ErrInvalidCounter,
+// naming it, and nothing is written.
 //
 // Callers of one Optimistic do not compete with each other: like Counter's, they
 // are coalesced, per collection (a ledger is the collection "seq_<name>", so Next
@@ -304,7 +315,7 @@
 // One caller's cancellation must not fail the rest of its batch. So the batch write
 // runs on a fresh context, not one derived from any caller's: a caller's context
 // also carries its MongoDB session, and a batch must not run inside one caller's
-// transaction. That context has its own deadline: the latest deadline among the
+// session. That context has its own deadline: the latest deadline among the
 // batch's callers, or now+Options.WriteTimeout if a caller has none and that is
 // later. A later deadline would help nobody, because every caller would have
 // stopped waiting. The write is cancelled once every caller in the batch has given
@@ -324,6 +335,35 @@
 // in flight, so idle names cost nothing. Options.NoCoalesce turns coalescing off, for both strategies:
 // each call then makes its own round trip on the caller's context. This is meant for benchmarks and for
 // operators who want to compare the two modes.
+//
+// # Sessions and transactions
+//
+// A call whose context carries a session (mongo.NewSessionContext) runs its
+// writes and reads in that session, alone: it joins no batch, so the session's
+// causal consistency covers what it did. A call whose session has a transaction
+// running (started and not yet committed or aborted) is refused at once with
+// ErrInTransaction, for three reasons. A duplicate key error, which Counter and
+// Optimistic expect and retry, aborts the server's transaction, and the read
+// that follows fails with NoSuchTransaction. A write in a transaction holds the
+// counter document until the caller commits, so every other instance and
+// caller of that name waits or conflicts for as long. And what the call did is
+// undone if the transaction aborts: a give-back, or a block's report. Take
+// values before the transaction, or after; a value taken and then not used is
+// a gap, never a duplicate.
+//
+// # Collation
+//
+// Counter's _ids are names, compared byte by byte. A "counters" collection
+// created beforehand with a default collation would compare them by that
+// collation in every command (with strength 2, "Orders" and "orders" would
+// share one counter, and List's pages would follow the collation's order).
+// seqd cannot pass collation "simple" with each command, since the development
+// store refuses the option, so a Counter's first call reads the collection's
+// options (listCollections), and if they name a collation other than simple,
+// every call returns ErrInvalidCounter and nothing is written. A collection that
+// does not exist yet is created by the first write, without a collation; one
+// created with a collation after that first check is not seen. Optimistic's
+// _ids are numbers, which no collation changes.
 //
 // # Durability
 //

@@ -314,6 +314,8 @@ func valueText(v bson.RawValue) string {
 		return strconv.FormatInt(n, 10)
 	case bson.TypeString:
 		return strconv.Quote(cut(v.StringValue(), 40))
+	case bson.TypeDecimal128:
+		return cut(v.Decimal128().String(), 40)
 	}
 	return cut(v.String(), 40)
 }

@@ -9,6 +9,23 @@ import (
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 )
 
+// ErrInTransaction is a call whose context carries a MongoDB session with a
+// transaction running. It is refused before any round trip: the package
+// comment (Sessions and transactions) says why. Only a library caller can
+// meet it: seqd's HTTP API never runs a call in a session.
+var ErrInTransaction = errors.New("a sequence cannot be used inside a MongoDB transaction")
+
+// refuseTransaction returns an error wrapping ErrInTransaction, naming op and
+// name, if ctx carries a session with a transaction running (started, and not
+// yet committed or aborted); otherwise nil. It reads the session's state on
+// the client: a transaction started but not yet sent a command counts.
+func refuseTransaction(ctx context.Context, op, name string) error {
+	if s := mongo.SessionFromContext(ctx); s != nil && s.TransactionRunning() {
+		return wrap(ErrInTransaction, op, name)
+	}
+	return nil
+}
+
 // wrap adds the operation and the sequence name to err. If err is trouble reaching
 // the backend, wrap also adds ErrUnavailable and keeps err, so that errors.Is
 // matches both. name may be empty for operations on no particular sequence.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"strings"
 	"time"
@@ -69,6 +70,9 @@ func (o *Optimistic) Strategy() string { return StrategyOptimistic }
 func (o *Optimistic) Insert(ctx context.Context, collection string, doc any) (int64, error) {
 	if !ValidName(collection) {
 		return 0, invalidName("insert into", collection)
+	}
+	if err := refuseTransaction(ctx, "insert into", collection); err != nil {
+		return 0, err
 	}
 	elems, err := documentElements(doc)
 	if err != nil {
@@ -210,8 +214,12 @@ var maxIDOptions = options.FindOne().
 // maxID returns the largest numeric _id of 0 or more in coll, rounded down to a
 // whole number. found is false if there is none, and max is then 0. The range
 // filter matches numbers only (MongoDB compares values of one type class), so
-// ObjectIds or strings in an application's collection do not count; a double such
-// as 7.5 or 7.0 counts as 7, so that max+1 never equals an _id already there.
+// ObjectIds or strings in an application's collection do not count. Every
+// numeric type counts (int, long, double, decimal), and one that is not whole,
+// such as 7.5, counts as 7, so that max+1 never equals an _id already there: the
+// unique index compares numbers by value, whatever their types. A largest _id
+// above math.MaxInt64 (a double or a decimal) returns an error wrapping
+// ErrInvalidCounter that names it; nothing is written.
 func maxID(ctx context.Context, coll *mongo.Collection) (max int64, found bool, err error) {
 	var doc struct {
 		ID bson.RawValue `bson:"_id"`
@@ -223,17 +231,46 @@ func maxID(ctx context.Context, coll *mongo.Collection) (max int64, found bool, 
 	if err != nil {
 		return 0, false, err
 	}
-	switch doc.ID.Type {
-	case bson.TypeInt32, bson.TypeInt64:
-		n, _ := doc.ID.AsInt64OK()
+	if n, ok := wholePart(doc.ID); ok {
 		return n, true, nil
+	}
+	return 0, false, fmt.Errorf("%w: the largest _id in %s is %s %s; seqd continues from a number from 0 to %d",
+		ErrInvalidCounter, coll.Name(), bsonTypeName(doc.ID.Type), valueText(doc.ID), int64(math.MaxInt64))
+}
+
+// wholePart returns v rounded down, if v is a number from 0 up to
+// math.MaxInt64 (a double below 2^63), of any numeric type.
+func wholePart(v bson.RawValue) (int64, bool) {
+	switch v.Type {
+	case bson.TypeInt32, bson.TypeInt64:
+		n, _ := v.AsInt64OK()
+		return n, n >= 0
 	case bson.TypeDouble:
-		if f := doc.ID.Double(); f < math.MaxInt64 {
-			return int64(f), true, nil
+		if f := v.Double(); f >= 0 && f < math.MaxInt64 { // float64(MaxInt64) is 2^63
+			return int64(f), true
+		}
+	case bson.TypeDecimal128:
+		d := v.Decimal128()
+		if d.IsNaN() || d.IsInf() != 0 {
+			return 0, false
+		}
+		digits, exp, err := d.BigInt() // d = digits × 10^exp
+		if err != nil || digits.Sign() < 0 {
+			return 0, false
+		}
+		if exp < 0 {
+			digits.Quo(digits, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(-exp)), nil))
+		} else if exp > 0 && digits.Sign() > 0 {
+			if exp > 18 { // 10^19 > MaxInt64
+				return 0, false
+			}
+			digits.Mul(digits, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(exp)), nil))
+		}
+		if digits.IsInt64() {
+			return digits.Int64(), true
 		}
 	}
-	return 0, false, fmt.Errorf("%w: the largest _id in %s, %s, is not a whole number seqd can continue from",
-		ErrInvalidCounter, coll.Name(), valueText(doc.ID))
+	return 0, false
 }
 
 func (o *Optimistic) ledger(name string) *mongo.Collection {
@@ -244,6 +281,9 @@ func (o *Optimistic) ledger(name string) *mongo.Collection {
 func (o *Optimistic) Next(ctx context.Context, name string) (int64, error) {
 	if !ValidName(name) {
 		return 0, invalidName("next", name)
+	}
+	if err := refuseTransaction(ctx, "next", name); err != nil {
+		return 0, err
 	}
 	v, err := o.insert(ctx, LedgerPrefix+name, func(id int64) any {
 		return ledgerEntry{Value: id, IssuedAt: o.now()}
@@ -271,6 +311,9 @@ func (o *Optimistic) Current(ctx context.Context, name string) (Sequence, error)
 	if !ValidName(name) {
 		return Sequence{}, invalidName("current", name)
 	}
+	if err := refuseTransaction(ctx, "current", name); err != nil {
+		return Sequence{}, err
+	}
 	v, found, err := maxID(ctx, o.db.Collection(LedgerPrefix+name, o.peekOpts))
 	if err == nil && !found {
 		err = ErrNotFound
@@ -287,6 +330,9 @@ func (o *Optimistic) Current(ctx context.Context, name string) (Sequence, error)
 // that those values were issued, and they will be issued again.
 func (o *Optimistic) Set(ctx context.Context, name string, value int64, force bool) error {
 	if err := checkSet(name, value); err != nil {
+		return err
+	}
+	if err := refuseTransaction(ctx, "set", name); err != nil {
 		return err
 	}
 	err := o.set(ctx, name, value, force)
@@ -335,6 +381,9 @@ func (o *Optimistic) set(ctx context.Context, name string, value int64, force bo
 // ledger, and is left out.
 func (o *Optimistic) List(ctx context.Context, opts ListOptions) (Page, error) {
 	if err := opts.Check(); err != nil {
+		return Page{}, err
+	}
+	if err := refuseTransaction(ctx, "list", ""); err != nil {
 		return Page{}, err
 	}
 	names, err := o.db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: opts.nameRange(LedgerPrefix)}})

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -99,9 +100,11 @@ func TestCounterNextNRanges(t *testing.T) {
 }
 
 // Racing first calls on new names, one Counter each, as separate processes would
-// have. Losers of the upsert race get E11000 and must retry. mongod may settle the
-// race itself (as a write conflict that it retries), so the test counts retries
-// rather than demanding them there.
+// have. Losers of the upsert race get E11000 and must retry: mongod retries an
+// upsert's E11000 itself only for a filter of equalities on the unique key, which
+// seqd's never is. The dev store runs writes one at a time, so its upserts never
+// race; the test counts retries rather than demanding them, and
+// TestCounterUpsertE11000RetriedBySeqd makes one happen.
 func TestCounterUpsertRace(t *testing.T) {
 	ctx := testContext(t)
 	db := be.Database(t)
@@ -139,8 +142,8 @@ func TestCounterUpsertRace(t *testing.T) {
 	retries := obs.retries.Load()
 	t.Logf("%s: %d rounds of %d racers, %d E11000 retries", be.Kind, rounds, racers, retries)
 	if retries == 0 {
-		t.Logf("no E11000 in %d upsert races: the server settled every race itself, "+
-			"so the retry path ran only in TestCounterRetryBound", rounds)
+		t.Logf("no E11000 in %d upsert races (the server ran them one at a time): "+
+			"TestCounterUpsertE11000RetriedBySeqd and TestCounterRetryBound run the retry path", rounds)
 	}
 }
 
@@ -164,6 +167,55 @@ func TestCounterRetryBound(t *testing.T) {
 	}
 	if got := obs.retries.Load(); got != 3 {
 		t.Errorf("%d retries reported, want 3", got)
+	}
+}
+
+// One lost upsert race, as mongod reports it for seqd's filter (which is not
+// equalities on _id alone, so the server does not retry it): the first
+// findAndModify of a new name is answered E11000. seqd's own retry settles it:
+// Next returns 1, the retry is reported to the Observer (seqd's metric), and the
+// counter holds 1. The same for Set's upsert.
+func TestCounterUpsertE11000RetriedBySeqd(t *testing.T) {
+	be.RequireFailCommand(t)
+	for _, tc := range []struct {
+		name string
+		call func(ctx context.Context, c *counters.Counter) error
+		want int64 // the counter after the call
+	}{
+		{"Next", func(ctx context.Context, c *counters.Counter) error {
+			v, err := c.Next(ctx, "fresh")
+			if err == nil && v != 1 {
+				err = fmt.Errorf("got %d, want 1", v)
+			}
+			return err
+		}, 1},
+		{"Set", func(ctx context.Context, c *counters.Counter) error { return c.Set(ctx, "fresh", 41, false) }, 41},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			db := be.Database(t)
+			obs := &observer{}
+			c := counters.NewCounter(db, counters.Options{Observer: obs})
+			// The first call reads the collection's options, before the failpoint.
+			if _, err := c.Current(ctx, "fresh"); !errors.Is(err, counters.ErrNotFound) {
+				t.Fatal(err)
+			}
+			fp := be.FailCommand(t, bson.D{{Key: "times", Value: 1}}, bson.D{
+				{Key: "failCommands", Value: bson.A{"findAndModify"}},
+				{Key: "namespace", Value: db.Name() + "." + counters.CounterCollection},
+				{Key: "errorCode", Value: 11000},
+			})
+			if err := tc.call(ctx, c); err != nil {
+				t.Fatalf("%s after one E11000: %v", tc.name, err)
+			}
+			if err := fp.WaitEntered(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			if got := obs.retries.Load(); got != 1 {
+				t.Errorf("%d retries reported, want 1", got)
+			}
+			mustCurrent(t, c, "fresh", tc.want)
+		})
 	}
 }
 

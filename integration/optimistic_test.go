@@ -5,6 +5,7 @@ package integration
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -143,6 +144,49 @@ func TestOptimisticInsertAfterOtherNumbers(t *testing.T) {
 	}
 	if id, err := o.Insert(ctx, "mixed", bson.D{}); err != nil || id != 10 {
 		t.Fatalf("Insert after _id 9.5 = %d, %v; want 10", id, err)
+	}
+}
+
+// Decimal _ids among an application's: the next _id continues after the
+// largest, rounded down, and a decimal beyond math.MaxInt64 is refused with an
+// error that names it. No decimal is changed. The dev store (FerretDB 1.x)
+// cannot store a decimal at all (it drops the connection): there the test skips.
+func TestOptimisticInsertAfterDecimals(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	o := counters.NewOptimistic(db, counters.Options{})
+	// A client of its own for the first decimal, whose connection the dev store drops.
+	probe := be.NewClient(t).Database(db.Name()).Collection("decimals")
+	dec := func(s string) bson.Decimal128 {
+		d, err := bson.ParseDecimal128(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if _, err := probe.InsertOne(ctx, bson.D{{Key: "_id", Value: dec("7")}}); err != nil {
+		t.Skipf("the server cannot store a Decimal128 _id (%s): %v", be.Kind, err)
+	}
+	coll := db.Collection("decimals")
+	if id, err := o.Insert(ctx, "decimals", bson.D{}); err != nil || id != 8 {
+		t.Fatalf("Insert after _id decimal 7 = %d, %v; want 8", id, err)
+	}
+	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: dec("9.75")}}); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := o.Insert(ctx, "decimals", bson.D{}); err != nil || id != 10 {
+		t.Fatalf("Insert after _id decimal 9.75 = %d, %v; want 10", id, err)
+	}
+	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: dec("1E+30")}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := o.Insert(ctx, "decimals", bson.D{})
+	if !errors.Is(err, counters.ErrInvalidCounter) || !strings.Contains(err.Error(), "1E+30") {
+		t.Fatalf("Insert after _id decimal 1E+30 = %v; want ErrInvalidCounter naming 1E+30", err)
+	}
+	n, err := coll.CountDocuments(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$type", Value: "decimal"}}}})
+	if err != nil || n != 3 {
+		t.Errorf("%d decimal _ids left (%v), want the 3 inserted", n, err)
 	}
 }
 
