@@ -39,11 +39,12 @@ type config struct {
 	timeout          time.Duration // per request
 	token            string
 	expectContiguous bool
-	ranges           string // seq only: file for the values received, as ranges
-	mode             string // seq only: "strict" or "cached", set before the load; "" leaves it
-	adminToken       string // for -mode
-	clientCache      bool   // seq only: take values from the Go client's local cache
-	maxErrors        int64  // -1: no bound
+	ranges           string        // seq only: file for the values received, as ranges
+	mode             string        // seq only: "strict" or "cached", set before the load; "" leaves it
+	adminToken       string        // for -mode
+	modePoll         time.Duration // seq: how often the mode is read during the load; 0: before and after only
+	clientCache      bool          // seq only: take values from the Go client's local cache
+	maxErrors        int64         // -1: no bound
 	json             bool
 	progress         time.Duration // 0: no progress lines
 }
@@ -142,6 +143,8 @@ flags:
 	fs.StringVar(&c.token, "token", "", "bearer token, sent as Authorization: Bearer …")
 	fs.StringVar(&c.mode, "mode", "", "seq: put the sequence in this mode, strict or cached, on every address before the load (needs -admin-token)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "seqd's admin token, for -mode")
+	fs.DurationVar(&c.modePoll, "mode-poll", 250*time.Millisecond,
+		"seq: how often to read the sequence's mode during the load, to judge each request by its mode's promise; shorter than the block lease (0: before and after the load only)")
 	fs.BoolVar(&c.clientCache, "client-cache", false, "seq: the clients are goroutines taking values from one Go client's local cache (package client), of one -addr")
 	fs.BoolVar(&c.expectContiguous, "expect-contiguous", false, "seq: fail unless the values received form one run without gaps")
 	fs.StringVar(&c.ranges, "ranges", "", "seq: write the values received to this `file`, as ascending ranges \"first last\" one a line")
@@ -178,13 +181,13 @@ flags:
 		return c, usagef("-count %d: want at least 1", c.count)
 	case c.clients < len(c.addrs):
 		return c, usagef("-c %d: want at least one client per address (%d)", c.clients, len(c.addrs))
-	case c.duration < 0 || c.requests < 0 || c.timeout <= 0 || c.progress < 0:
-		return c, usagef("-d, -n, -timeout and -progress cannot be negative, and -timeout not zero")
+	case c.duration < 0 || c.requests < 0 || c.timeout <= 0 || c.progress < 0 || c.modePoll < 0:
+		return c, usagef("-d, -n, -timeout, -progress and -mode-poll cannot be negative, and -timeout not zero")
 	case c.duration == 0 && c.requests == 0:
 		return c, usagef("no bound: give -d or -n")
 	}
 	if c.target != targetSeq {
-		for _, f := range []string{"name", "strategy", "expect-contiguous", "ranges", "mode", "client-cache"} {
+		for _, f := range []string{"name", "strategy", "expect-contiguous", "ranges", "mode", "client-cache", "mode-poll"} {
 			if set[f] {
 				return c, usagef("-%s applies to -target seq only", f)
 			}

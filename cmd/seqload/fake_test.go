@@ -43,6 +43,8 @@ type fake struct {
 	statuses map[int]int
 	uris     map[string]int
 	modes    []string // bodies of PUT /seq/{name}, in arrival order
+	mode     string   // what GET /seq/{name} answers as the mode; "" is strict
+	gets     int      // GET /seq/{name} requests, not counted in requests
 }
 
 func newFake(t *testing.T, f *fake) (*fake, string) {
@@ -55,6 +57,7 @@ func newFake(t *testing.T, f *fake) (*fake, string) {
 	mux.HandleFunc("GET /seq/{name}/next", f.handle(f.next))
 	mux.HandleFunc("POST /seq/{name}/next", f.handle(f.next))
 	mux.HandleFunc("PUT /seq/{name}", f.setMode)
+	mux.HandleFunc("GET /seq/{name}", f.sequence)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return f, srv.URL
@@ -193,6 +196,18 @@ func (f *fake) setMode(w http.ResponseWriter, r *http.Request) {
 		f.modes = append(f.modes, body.Mode)
 		json.NewEncoder(w).Encode(map[string]any{"name": r.PathValue("name"), "value": f.seq, "mode": body.Mode})
 	}
+}
+
+// sequence answers GET /seq/{name}: the sequence in f.mode, or strict.
+func (f *fake) sequence(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.gets++
+	mode := f.mode
+	if mode == "" {
+		mode = "strict"
+	}
+	json.NewEncoder(w).Encode(map[string]any{"name": r.PathValue("name"), "value": f.seq, "mode": mode})
 }
 
 // served returns the fake's counts, under its lock.

@@ -71,7 +71,8 @@ type load struct {
 // outcome is what a load leaves for the summary.
 type outcome struct {
 	workers []*worker
-	began   time.Time // what the workers' seqOp times count from
+	began   time.Time     // what the workers' seqOp times count from
+	modes   []modeReading // the sequence's mode, read before, during and after the load (watch.go)
 	elapsed time.Duration
 	stopped string
 }
@@ -130,6 +131,19 @@ func runLoad(ctx context.Context, cfg config, progressOut io.Writer) outcome {
 		}
 	}
 
+	// The mode is read before the first request is sent and after the last
+	// answer is read, and every -mode-poll in between, on the requests' clock.
+	var modes, polled []modeReading
+	var watching sync.WaitGroup
+	watchCtx, stopWatching := context.WithCancel(requestCtx)
+	defer stopWatching()
+	if cfg.watchesMode() {
+		modes = append(modes, l.readMode(requestCtx))
+		if cfg.modePoll > 0 {
+			watching.Go(func() { polled = l.watchMode(watchCtx, cfg.modePoll) })
+		}
+	}
+
 	var progress sync.WaitGroup
 	progressCtx, stopProgress := context.WithCancel(context.Background())
 	defer stopProgress()
@@ -144,6 +158,11 @@ func runLoad(ctx context.Context, cfg config, progressOut io.Writer) outcome {
 	elapsed := time.Since(start)
 	stopProgress()
 	progress.Wait()
+	stopWatching()
+	watching.Wait()
+	if cfg.watchesMode() {
+		modes = append(append(modes, polled...), l.readMode(requestCtx))
+	}
 
 	stopped := stoppedRequests
 	switch cause := context.Cause(stopCtx); {
@@ -155,7 +174,7 @@ func runLoad(ctx context.Context, cfg config, progressOut io.Writer) outcome {
 	default:
 		stopped = stoppedInterrupt
 	}
-	return outcome{workers: workers, began: start, elapsed: elapsed, stopped: stopped}
+	return outcome{workers: workers, began: start, elapsed: elapsed, stopped: stopped, modes: modes}
 }
 
 // drive is one client's loop.

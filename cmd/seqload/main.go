@@ -11,12 +11,21 @@
 //     strictly increase, within a response and from one response to the next. A client
 //     keeps to one address, and only ids from one address are compared: a process's ids
 //     are ordered, ids of two processes are not. A UUID must be lowercase, version 7.
-//   - Sequences (-target seq): real-time order, across all clients and all addresses. Each
-//     request's send and answer times are recorded; a request sent after another was
-//     answered must receive larger values, whichever clients and addresses the two went
-//     through. Requests in flight at the same time may be served in either order. This is
-//     what a linearizable counter promises, and what several seqd instances on one store
-//     must keep (package internal/history holds the check).
+//   - Sequences (-target seq): real-time order, as far as the sequence's mode promises it.
+//     Each request's send and answer times are recorded; a request sent after another was
+//     answered must receive larger values. In strict mode (and with -strategy optimistic)
+//     that holds whichever clients and addresses the two went through: what a linearizable
+//     counter promises, and what several seqd instances on one store must keep. In cached
+//     mode each instance hands out values from blocks of its own, so it holds among the
+//     requests of one address only; with -client-cache, among all, since one Go client's
+//     cache serves them. Requests in flight at the same time may be served in either
+//     order. The mode is read from the server with GET /seq/{name} (first address) before
+//     the load, every -mode-poll during it and after it (where a reading gets no answer,
+//     -mode stands in, if given, and otherwise cached's promise is checked), and a
+//     sequence switched during the load is judged by the mode in force when each request
+//     was answered: requests answered while it was strict, against every earlier answer;
+//     the others, per address. The summary says which promise it checked. Package
+//     internal/history holds the checks.
 //   - Sequences with -expect-contiguous: the values received form one run with no value
 //     missing (reported: min, max, how many are missing and where). A failed request may
 //     have reserved values all the same, so gaps are only checked when asked for.
@@ -58,9 +67,10 @@
 // failed requests so far. The summary on stdout gives the request path, each address with
 // its clients, requests, failures and values, how the run stopped and after how long,
 // requests (ok + failed), values, rates, latency p50/p90/p99/max, failed requests by kind
-// with the first message of each, distinct values and duplicates, order violations (oid:
-// within a client; seq: of real-time order, across clients), the sequence's min, max and
-// missing count (seq), each failure, and PASS or FAIL.
+// with the first message of each, distinct values and duplicates, the promise checked
+// (seq), order violations (oid: within a client; seq: of real-time order, where the
+// promise binds), the sequence's min, max and missing count (seq), each failure, and PASS
+// or FAIL.
 //
 // With -json it is one JSON object on one line instead, with the fields target, path,
 // addrs [{addr, clients, requests, failed, values}], clients, stopped ("duration",
@@ -68,7 +78,8 @@
 // requests_per_s, values_per_s, latency_p50_ms, latency_p90_ms, latency_p99_ms,
 // latency_max_ms, errors {kind: count}, error_samples {kind: message}, distinct,
 // duplicates, order_violations, sequence {name, strategy, min, max, missing} (seq only),
-// passed and failures [message]:
+// promise (seq only: the mode or modes read, and what was checked), passed and failures
+// [message]:
 //
 //	seqload -d 5s -json | jq '{rps: .requests_per_s, p99: .latency_p99_ms}'
 //

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // sharedSeq is one sequence behind two addresses, "a" and "b", as two seqd instances on
@@ -22,6 +24,12 @@ type sharedSeq struct {
 	seq      int64 // last value handed out
 	requests map[string]int
 	answer   func(ctx context.Context, addr string, n int, count int64) (first int64)
+	// mode is what GET /seq/{name} answers: "strict" (or ""), "cached", or
+	// "draining" (strict with a strict_from). onGet, if not nil, is called with the
+	// number of the reading, with s.mu held, before it is answered.
+	mode  string
+	gets  int
+	onGet func(ctx context.Context, n int)
 }
 
 func (s *sharedSeq) serve(t *testing.T, addr string) string {
@@ -48,6 +56,19 @@ func (s *sharedSeq) serve(t *testing.T, addr string) string {
 		json.NewEncoder(w).Encode(map[string]any{
 			"name": r.PathValue("name"), "first": first, "value": first + count - 1, "count": count, "strategy": "counter",
 		})
+	})
+	mux.HandleFunc("GET /seq/{name}", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.gets++
+		if s.onGet != nil {
+			s.onGet(r.Context(), s.gets)
+		}
+		body := map[string]any{"name": r.PathValue("name"), "value": s.seq, "mode": cmp.Or(s.mode, "strict")}
+		if s.mode == "draining" {
+			body["mode"], body["strict_from"] = "strict", time.Now().Add(time.Second)
+		}
+		s.mu.Unlock()
+		json.NewEncoder(w).Encode(body)
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)

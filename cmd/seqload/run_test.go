@@ -401,7 +401,8 @@ func TestRunTextSummary(t *testing.T) {
 		"requests    10 (10 ok, 0 failed)\n",
 		"values      100\n",
 		"unique      100 distinct, 0 duplicates\n",
-		"order       0 violations of real-time order, across all clients and addresses\n",
+		"promise     strict (read 2 times from " + url + "): no value twice; real-time order across all clients and addresses\n",
+		"order       0 violations\n",
 		"sequence    seqload: 1..100, 0 missing\n",
 		"result      PASS\n",
 	} {

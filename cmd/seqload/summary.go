@@ -19,6 +19,9 @@ import (
 // (package loadreport: the JSON is an interface that seqbench and scripts read).
 type summary struct {
 	loadreport.Summary
+	// Promise says what the sequence check held the values to (seq only):
+	// strict's, cached's or both, and where the mode was read (promise.go).
+	Promise string `json:"promise,omitempty"`
 
 	// For the text form.
 	elapsed time.Duration
@@ -89,7 +92,9 @@ func summarize(cfg config, out outcome) summary {
 	case targetUUID:
 		v = verifyUUIDs(uuids)
 	default:
-		v = verifySequence(out.began, seqs, cfg.expectContiguous, s.Failed)
+		j := judge(cfg, out.modes)
+		s.Promise = j.promise
+		v = verifySequence(out.began, seqs, cfg.expectContiguous, s.Failed, j)
 		s.Sequence = &loadreport.Sequence{Name: cfg.name, Strategy: cfg.strategy,
 			Min: v.sequence.Min, Max: v.sequence.Max, Missing: uint64(v.sequence.Gaps)}
 	}
@@ -140,11 +145,10 @@ func (s *summary) writeText(w io.Writer) error {
 		line("errors", "%s: %d (first: %s)", kind, s.Errors[kind], s.ErrorSamples[kind])
 	}
 	line("unique", "%d distinct, %d duplicates", s.Distinct, s.Duplicates)
-	if s.Target != targetSeq {
-		line("order", "%d violations", s.OrderErrors)
-	} else {
-		line("order", "%d violations of real-time order, across all clients and addresses", s.OrderErrors)
+	if s.Promise != "" {
+		line("promise", "%s", s.Promise)
 	}
+	line("order", "%d violations", s.OrderErrors)
 	if q := s.Sequence; q != nil && s.Distinct > 0 {
 		line("sequence", "%s: %d..%d, %d missing", q.Name, q.Min, q.Max, q.Missing)
 	}

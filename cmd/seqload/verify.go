@@ -93,32 +93,58 @@ type seqOp struct {
 	first, last int64
 }
 
-// verifySequence checks the requests of every client, over all addresses, as one history
-// (package history): no value received twice; real-time order, that is a request sent
-// after another had been answered received larger values; and, with contiguous, no gap.
-// failed is the number of requests that got no values: each may have reserved some on
-// the server all the same, which the report points out. began is what the seqOp times
-// count from.
-func verifySequence(began time.Time, streams []stream[seqOp], contiguous bool, failed int64) verdict {
+// verifySequence checks the requests of every client, over all addresses, as
+// package history does: no value received twice, across all; real-time order,
+// that is a request sent after another had been answered received larger values,
+// among the requests that j binds to each other (promise.go); and, with
+// contiguous, no gap. failed is the number of requests that got no values: each
+// may have reserved some on the server all the same, which the report points out.
+// began is what the seqOp times count from.
+func verifySequence(began time.Time, streams []stream[seqOp], contiguous bool, failed int64, j judgement) verdict {
 	n, op := seqHistory(began, streams)
 	r := history.CheckFunc(n, op, history.Options{Contiguous: contiguous})
 
 	v := verdict{
-		values:          r.Values,
-		distinct:        r.Values - r.Duplicates,
-		duplicates:      r.Duplicates,
-		orderViolations: r.OrderViolations,
-		sequence:        &r,
-		failures:        slices.Clone(r.Examples),
+		values:     r.Values,
+		distinct:   r.Values - r.Duplicates,
+		duplicates: r.Duplicates,
+		sequence:   &r,
+	}
+	strictOps := 0
+	if !j.global {
+		for _, s := range streams {
+			for _, o := range s.values {
+				if j.strict(o.start, o.end) {
+					strictOps++
+				}
+			}
+		}
+	}
+	var order []string // the failures of the order check: counts, then examples
+	switch {
+	case j.global || strictOps == n && n > 0:
+		v.orderViolations = r.OrderViolations
+		if r.OrderViolations > 0 {
+			order = append(order, fmt.Sprintf(
+				"order: %d requests received a value not above one received by a request answered before they were sent",
+				r.OrderViolations))
+		}
+	case strictOps == 0:
+		v.orderViolations, order = perAddress(began, streams)
+	default:
+		v.orderViolations, order = switched(began, streams, j)
+	}
+	// r's examples of order are those of the whole history: they stand only where
+	// every request binds every other.
+	for _, e := range r.Examples {
+		if !strings.HasPrefix(e, "order: ") || j.global || strictOps == n {
+			v.failures = append(v.failures, e)
+		}
 	}
 	if r.Duplicates > 0 {
 		v.failures = append(v.failures, fmt.Sprintf("duplicates: %d values received more than once", r.Duplicates))
 	}
-	if r.OrderViolations > 0 {
-		v.failures = append(v.failures, fmt.Sprintf(
-			"order: %d requests received a value not above one received by a request answered before they were sent",
-			r.OrderViolations))
-	}
+	v.failures = append(v.failures, order...)
 	if r.Invalid > 0 { // decodeSequence and the monotonic clock rule them out
 		v.failures = append(v.failures, fmt.Sprintf("%d requests could not be checked", r.Invalid))
 	}
@@ -130,6 +156,90 @@ func verifySequence(began time.Time, streams []stream[seqOp], contiguous bool, f
 		v.failures = append(v.failures, msg)
 	}
 	return v
+}
+
+// byAddress groups streams by address, in the order the addresses first appear.
+func byAddress(streams []stream[seqOp]) [][]stream[seqOp] {
+	var groups [][]stream[seqOp]
+	index := map[string]int{}
+	for _, s := range streams {
+		i, ok := index[s.addr]
+		if !ok {
+			i = len(groups)
+			index[s.addr] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], s)
+	}
+	return groups
+}
+
+// perAddress checks real-time order among the requests of each address, and
+// returns how many requests broke it, with a count and the first examples of each
+// address that has any.
+func perAddress(began time.Time, streams []stream[seqOp]) (violations int64, failures []string) {
+	for _, group := range byAddress(streams) {
+		n, op := seqHistory(began, group)
+		r := history.CheckFunc(n, op, history.Options{})
+		if r.OrderViolations == 0 {
+			continue
+		}
+		violations += r.OrderViolations
+		failures = append(failures, fmt.Sprintf(
+			"order: %d requests to %s received a value not above one received from it by a request answered before they were sent",
+			r.OrderViolations, group[0].addr))
+		for _, e := range r.Examples {
+			if strings.HasPrefix(e, "order: ") {
+				failures = append(failures, e)
+			}
+		}
+	}
+	return violations, failures
+}
+
+// switched checks a run whose sequence changed modes: the requests answered
+// while it was strict (j's windows) against every request answered before they
+// were sent, and each other request against those of its address answered before
+// it was sent. It holds every request as a history.Op while it runs, 80 bytes each.
+func switched(began time.Time, streams []stream[seqOp], j judgement) (violations int64, failures []string) {
+	var all, strict []history.Op
+	for _, group := range byAddress(streams) {
+		n, op := seqHistory(began, group)
+		var mine, cached []history.Op
+		for i := range n {
+			o := op(i)
+			mine = append(mine, o)
+			if j.strict(o.Start.Sub(began), o.End.Sub(began)) {
+				strict = append(strict, o)
+			} else {
+				cached = append(cached, o)
+			}
+		}
+		all = append(all, mine...)
+		if bad := history.CheckAbove(mine, cached); len(bad) > 0 {
+			violations += int64(len(bad))
+			failures = append(failures, fmt.Sprintf(
+				"order: %d requests to %s, answered while the sequence was not strict, received a value not above one received from it by a request answered before they were sent",
+				len(bad), group[0].addr))
+			failures = append(failures, prefixed("order, per address: ", bad[:min(len(bad), maxListed)])...)
+		}
+	}
+	if bad := history.CheckAbove(all, strict); len(bad) > 0 {
+		violations += int64(len(bad))
+		failures = append(failures, fmt.Sprintf(
+			"order: %d requests answered while the sequence was strict received a value not above one received by a request answered before they were sent",
+			len(bad)))
+		failures = append(failures, prefixed("order, strict: ", bad[:min(len(bad), maxListed)])...)
+	}
+	return violations, failures
+}
+
+func prefixed(prefix string, lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = prefix + l
+	}
+	return out
 }
 
 // seqHistory is the requests of every stream, one after another, as a history of n ops
