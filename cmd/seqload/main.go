@@ -98,7 +98,9 @@
 // scan: 12 bytes per ObjectId, 16 per UUID; 32 bytes per successful sequence request (its send and
 // answer times and its first and last value, however many values it carried). The
 // id check sorts each client's ids in place and merges them, so it needs no copy;
-// the sequence check adds 48 bytes per request while it runs. Growth and the collector's
+// the sequence check adds 48 bytes per request while it runs (96 for a cached sequence,
+// checked per address as well; about 400 while a run with a switch of mode is judged:
+// BenchmarkVerifySequence). Growth and the collector's
 // headroom come on top: 20 million ObjectIds took 700 MB resident with the default
 // GOGC=100, 470 MB with GOGC=25, which costs some CPU while the live heap is small.
 //

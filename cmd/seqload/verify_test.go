@@ -225,23 +225,41 @@ func BenchmarkVerifyObjectIDs(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*clients*perClient), "ns/id")
 }
 
-// BenchmarkVerifySequence measures the end-of-run check per sequence request received.
+// BenchmarkVerifySequence measures the end-of-run check per sequence request
+// received, by the promise it checks: strict (one history), cached (one per
+// address, two addresses) and switched (strict in the second half of the run:
+// every request as a history.Op, and history.CheckAbove).
+//
+//	go test -run '^$' -bench VerifySequence -benchmem -count 5 ./cmd/seqload/
 func BenchmarkVerifySequence(b *testing.B) {
 	const clients, perClient = 16, 1 << 16
 	streams := make([]stream[seqOp], clients)
 	for i := range streams {
+		streams[i].addr = []string{"http://a", "http://b"}[i%2]
 		streams[i].values = make([]seqOp, perClient)
 		for j := range streams[i].values { // interleaved, as clients of one counter receive them
 			n := int64(j*clients + i)
 			streams[i].values[j] = seqOp{time.Duration(n) * time.Microsecond, time.Duration(n+3) * time.Microsecond, n + 1, n + 1}
 		}
 	}
-	began := time.Now()
-	b.ReportAllocs()
-	for b.Loop() {
-		if v := verifySequence(began, streams, true, 0, strictly); len(v.failures) != 0 {
-			b.Fatal(v.failures)
-		}
+	half := time.Duration(clients*perClient/2) * time.Microsecond
+	for _, tc := range []struct {
+		name string
+		j    judgement
+	}{
+		{"strict", strictly},
+		{"cached", judgement{}},
+		{"switched", judgement{windows: []window{{half, 2 * half}}}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			began := time.Now()
+			b.ReportAllocs()
+			for b.Loop() {
+				if v := verifySequence(began, streams, true, 0, tc.j); len(v.failures) != 0 {
+					b.Fatal(v.failures)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*clients*perClient), "ns/request")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*clients*perClient), "ns/request")
 }

@@ -164,7 +164,8 @@ func CheckFunc(n int, op func(i int) Op, opts Options) Result {
 // nor those of later one another; overlapping ops never bind. It does not modify binding
 // or later, and takes O((m+n) log m) for m ops in binding and n in later.
 func CheckAbove(binding, later []Op) []string {
-	byEnd := slices.SortedFunc(slices.Values(binding), func(a, b Op) int { return a.End.Compare(b.End) })
+	byEnd := slices.Clone(binding) // one allocation: collecting an iterator grows the slice again and again
+	slices.SortFunc(byEnd, func(a, b Op) int { return a.End.Compare(b.End) })
 	top := make([]int, len(byEnd)) // top[i]: the op of byEnd[:i+1] with the largest Last
 	for i := range byEnd {
 		if top[i] = i; i > 0 && byEnd[top[i-1]].Last >= byEnd[i].Last {
