@@ -46,7 +46,7 @@ func TestValidName(t *testing.T) {
 
 // offline returns a database on a client that has no server to reach: the port
 // was free a moment ago and nothing listens on it.
-func offline(t *testing.T) *mongo.Database {
+func offline(t testing.TB) *mongo.Database {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

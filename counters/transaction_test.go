@@ -94,3 +94,28 @@ func TestSessionWithoutTransactionAccepted(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReady measures what every call of a Counter now pays before its
+// work: the session lookup in the context and the collation check's atomic
+// load, on a context as deep as an HTTP request's in seqd (values and a
+// deadline over a cancel).
+//
+//	go test -run '^$' -bench Ready -count 5 ./counters/
+func BenchmarkReady(b *testing.B) {
+	c := NewCounter(offline(b), Options{})
+	c.collation.simple.Store(true)
+	type key int
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range 4 {
+		ctx = context.WithValue(ctx, key(i), i)
+	}
+	ctx, cancel = context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.ready(ctx, "next", "orders"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
