@@ -338,9 +338,11 @@
 //
 // # Sessions and transactions
 //
-// A call whose context carries a session (mongo.NewSessionContext) runs its
-// writes and reads in that session, alone: it joins no batch, so the session's
-// causal consistency covers what it did. A call whose session has a transaction
+// A call whose context carries a session (mongo.NewSessionContext) and no
+// transaction is accepted: its round trips run in that session, and its strict
+// writes go alone, joining no batch, so that the session holds its own writes
+// and no other caller's (values served from a cached sequence's blocks take no
+// round trip at all). A call whose session has a transaction
 // running (started and not yet committed or aborted) is refused at once with
 // ErrInTransaction, for three reasons. A duplicate key error, which Counter and
 // Optimistic expect and retry, aborts the server's transaction, and the read
