@@ -435,6 +435,8 @@ func TestRunUsage(t *testing.T) {
 		{"-target", "uuid", "-expect-contiguous"},
 		{"-target", "seq", "-strategy", "fast"},
 		{"-target", "seq", "-name", ""},
+		{"-target", "seq", "-mode-poll", "-1s"},
+		{"-mode-poll", "1s"},
 		{"extra"},
 		{"-nosuchflag"},
 	} {
