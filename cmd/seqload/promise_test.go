@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -239,5 +242,37 @@ func TestJudgeWindows(t *testing.T) {
 	cfg.mode = ""
 	if j := judge(cfg, []modeReading{reading(0, ""), reading(10, "")}); j.global || len(j.windows) > 0 || !strings.HasPrefix(j.promise, "unknown (") {
 		t.Errorf("every reading unanswered: %+v; want cached's promise, saying the mode is unknown", j)
+	}
+}
+
+// readMode reads each answer of GET /seq/{name} as the mode the check needs.
+func TestReadMode(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		body   string
+		mode   string // "" with an error
+	}{
+		{200, `{"name":"x","value":3,"mode":"strict"}`, modeStrict},
+		{200, `{"name":"x","value":3,"mode":"cached","min_block":10,"max_block":100}`, modeCached},
+		{200, `{"name":"x","value":3,"mode":"strict","strict_from":"2026-11-26T19:00:00.000Z"}`, modeDraining},
+		{404, `{"error":{"code":"sequence_not_found","message":"sequence not found"}}`, modeStrict},
+		{404, `{"error":{"code":"not_found","message":"no such route"}}`, ""},
+		{503, `{"error":{"code":"unavailable","message":"backend unavailable"}}`, ""},
+		{200, `{"name":"x","value":3,"mode":"fast"}`, ""},
+		{200, `not json`, ""},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodGet || r.URL.Path != "/seq/x" || r.Header.Get("Authorization") != "Bearer tok" {
+				t.Errorf("got %s %s with %q", r.Method, r.URL, r.Header.Get("Authorization"))
+			}
+			w.WriteHeader(tc.status)
+			io.WriteString(w, tc.body)
+		}))
+		l := &load{cfg: config{addrs: []string{srv.URL}, name: "x", token: "tok", timeout: time.Second}, client: srv.Client(), began: time.Now()}
+		r := l.readMode(t.Context())
+		srv.Close()
+		if r.mode != tc.mode || (r.mode == "") != (r.err != "") || r.read < r.sent {
+			t.Errorf("%d %s: %+v; want mode %q, and an error only without one", tc.status, tc.body, r, tc.mode)
+		}
 	}
 }
