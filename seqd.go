@@ -102,8 +102,9 @@ var (
 
 	// ErrInvalidCounter is a record that seqd did not write and cannot continue
 	// from: a counter document whose seq is not an integer from 0 to
-	// math.MaxInt64 (int32 or int64), or a ledger whose largest _id is not a whole
-	// number. seqd changes no such record; someone has to repair it.
+	// math.MaxInt64 (int32 or int64), a ledger whose largest numeric _id is above
+	// math.MaxInt64, or a counters collection with a default collation other
+	// than simple. seqd changes no such record; someone has to repair it.
 	ErrInvalidCounter = errors.New("the sequence's stored record is not one seqd can use")
 )
 
