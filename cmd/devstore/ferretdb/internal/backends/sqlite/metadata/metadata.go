@@ -27,7 +27,12 @@ const (
 	DefaultColumn = backends.ReservedPrefix + "sjson"
 
 	// IDColumn is a SQLite path expression for _id field.
-	IDColumn = DefaultColumn + "->'$._id'"
+	//
+	// seqd change: it was DefaultColumn + "->'$._id'", which gives the same value
+	// but is not the expression of the _id index that indexesCreate makes
+	// (DefaultColumn + `->"_id"`), so SQLite never used that index: every
+	// query, update and delete by _id read the whole table.
+	IDColumn = DefaultColumn + `->"_id"`
 
 	// RecordIDColumn is a name for RecordID column to store capped collection record id.
 	RecordIDColumn = backends.ReservedPrefix + "record_id"
