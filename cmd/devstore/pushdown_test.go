@@ -59,9 +59,10 @@ func queryPlan(t *testing.T, db *mongo.Database, coll string, filter bson.D) str
 }
 
 // A filter that requires _id to equal a string or an ObjectId, at its top level or
-// in a top-level $and, is answered from the _id index, whatever else it asks;
-// FerretDB alone reads the whole collection unless the filter is only that _id.
-// A filter on an _id of another type still reads the whole collection.
+// in a top-level $and, is answered from the _id index, whatever else it asks.
+// FerretDB alone read the whole table for every filter, {_id: "a"} included: its
+// SQL named _id by an expression other than its index's. A filter on an _id of
+// another type, or on a range, still reads the whole table.
 func TestIDEqualityUsesTheIndex(t *testing.T) {
 	s := startStore(t)
 	ctx := testContext(t)
