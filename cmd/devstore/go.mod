@@ -66,4 +66,6 @@ require (
 	modernc.org/token v1.1.0 // indirect
 )
 
+// FerretDB v1.24.2 trimmed to what the store builds, with the changes that
+// ferretdb/README.md lists.
 replace github.com/FerretDB/FerretDB => ./ferretdb
