@@ -1,7 +1,11 @@
 // Command devstore runs a MongoDB-compatible development server, so that seqd can
 // be run and tested on a machine without mongod.
 //
-//	devstore -listen 127.0.0.1:27017 -dir ./data
+//	devstore -listen 127.0.0.1:27017 -dir ./data [-repl-set rs0]
+//
+// Clients connect with mongodb://ADDR/?replicaSet=rs0, or, through a relay
+// that changes the address, with directConnection=true (hello names the
+// store's own address, which the relay's clients must not follow).
 //
 // It prints "listening on ADDR" to stdout once it accepts connections and stops
 // cleanly on SIGINT or SIGTERM. It lives in its own module so that the seqd module
@@ -24,6 +28,22 @@
 //     enableTestCommands=1, so that tests can make commands fail the way a replica
 //     set makes them fail. See failCommand for what each field does.
 //   - It answers endSessions itself: FerretDB keeps no server sessions.
+//   - It answers as the one member of a replica set (-repl-set, "rs0" by
+//     default; -repl-set '' for a standalone server), so that drivers find a
+//     replica set with a primary and retry writes as they do on MongoDB
+//     (replSet in replset.go): hello with setName, hosts, topologyVersion and
+//     awaitable hello; retryable writes (lsid and txnNumber) run once and a
+//     retry gets the first execution's reply (retryTable in retry.go);
+//     RetryableWriteError on the retryable errors of retryable writes, and
+//     topologyVersion on not-primary errors (operation.go);
+//     {replSetStepDown: secs, force: true} on admin makes it a secondary for
+//     secs, refusing writes and linearizable or majority reads with
+//     NotWritablePrimary and interrupting those the front holds with
+//     InterruptedDueToReplStateChange, then elects it again. A command's
+//     maxTimeMS bounds the waits the front adds (the write token, a retry
+//     waiting for the first execution): MaxTimeMSExpired.
+//     Standalone, it refuses txnNumber and read concern linearizable as a
+//     standalone mongod does.
 //
 // A client costs the front what it has sent: a message's buffer grows as its
 // bytes arrive (up to mongod's 48 MB), and FerretDB is dialed at a connection's
@@ -64,12 +84,16 @@
 //
 // # What it does not do
 //
-// It is one standalone server: no replica set, so no failover, no majority
-// write concern to wait for (w: "majority" is accepted and means the one
-// server), no retryable writes (drivers retry writes only on replica sets and
-// sharded clusters), no multi-document transactions and no change streams. Those
-// stay MongoDB's, and tests that need them skip on this store by asking the
-// server. Only the failCommand failpoint exists, in the modes alwaysOn, off,
+// It is one node: no secondaries, so no replication, no rollback of writes a
+// majority never had, no loss of a majority (a linearizable read never waits for
+// one), and no majority write concern to wait for (w: "majority" is accepted and
+// means the one node). A stepdown makes no other node primary: the same node is
+// elected again after the seconds asked. No multi-document transactions
+// (startTransaction or autocommit is refused with IllegalOperation) and no
+// change streams. A retryable write that failed in part (writeErrors) is not
+// recorded and runs again whole on retry, where mongod would skip the
+// statements that succeeded. Those stay MongoDB's, and tests that need them
+// skip on this store by asking the server. Only the failCommand failpoint exists, in the modes alwaysOn, off,
 // {times: n} and {skip: n}, and it does not fail the OP_QUERY handshake that opens
 // a connection. Use it for development and tests, and MongoDB in production.
 package main
