@@ -29,7 +29,7 @@
 //     set makes them fail. See failCommand for what each field does.
 //   - It answers endSessions itself: FerretDB keeps no server sessions.
 //   - It answers as the one member of a replica set (-repl-set, "rs0" by
-//     default; -repl-set ” for a standalone server), so that drivers find a
+//     default; -repl-set "" for a standalone server), so that drivers find a
 //     replica set with a primary and retry writes as they do on MongoDB
 //     (replSet in replset.go): hello with setName, hosts, topologyVersion and
 //     awaitable hello; retryable writes (lsid and txnNumber) run once and a
