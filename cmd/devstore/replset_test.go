@@ -269,3 +269,52 @@ func TestStepDown(t *testing.T) {
 		t.Errorf("hello after the election: %v, want primary with a new electionId (was %v)", after, before.Lookup("electionId"))
 	}
 }
+
+// A stepdown interrupts a write the front holds (here in a failpoint's block)
+// with InterruptedDueToReplStateChange, labelled for the driver to retry.
+func TestStepDownInterruptsHeldWrites(t *testing.T) {
+	s := startStore(t)
+	admin := dialWire(t, s.addr)
+	admin.run(bson.D{{Key: "configureFailPoint", Value: "failCommand"}, {Key: "mode", Value: bson.D{{Key: "times", Value: 1}}},
+		{Key: "data", Value: bson.D{{Key: "failCommands", Value: bson.A{"findAndModify"}},
+			{Key: "blockConnection", Value: true}, {Key: "blockTimeMS", Value: int64(20_000)}}},
+		{Key: "$db", Value: "admin"}})
+	replies := make(chan bson.Raw, 1)
+	go func() {
+		w := dialWire(t, s.addr)
+		replies <- w.run(incrementWithTxn(1))
+	}()
+	admin.run(bson.D{{Key: "waitForFailPoint", Value: "failCommand"}, {Key: "timesEntered", Value: int64(1)},
+		{Key: "maxTimeMS", Value: int64(10_000)}, {Key: "$db", Value: "admin"}})
+	admin.run(bson.D{{Key: "replSetStepDown", Value: 1}, {Key: "force", Value: true}, {Key: "$db", Value: "admin"}})
+	select {
+	case reply := <-replies:
+		if code, _ := reply.Lookup("code").AsInt64OK(); code != codeInterruptedDueToReplState || !hasLabel(reply, labelRetryableWriteError) {
+			t.Errorf("held write at the stepdown: %v, want code %d labelled", reply, codeInterruptedDueToReplState)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the held write was not interrupted by the stepdown")
+	}
+}
+
+// A standalone store refuses what a standalone mongod refuses.
+func TestStandaloneRefusesReplicaSetCommands(t *testing.T) {
+	s := startStore(t, "-repl-set", "")
+	w := dialWire(t, s.addr)
+	find := w.run(bson.D{{Key: "find", Value: "counters"}, {Key: "readConcern", Value: bson.D{{Key: "level", Value: "linearizable"}}}, {Key: "$db", Value: "rs"}})
+	if code, _ := find.Lookup("code").AsInt64OK(); code != codeNotAReplicaSet {
+		t.Errorf("linearizable read: %v, want code %d", find, codeNotAReplicaSet)
+	}
+	majority := w.run(bson.D{{Key: "find", Value: "counters"}, {Key: "readConcern", Value: bson.D{{Key: "level", Value: "majority"}}}, {Key: "$db", Value: "rs"}})
+	if ok, _ := majority.Lookup("ok").AsFloat64OK(); ok != 1 {
+		t.Errorf("majority read: %v, want ok", majority)
+	}
+	stepDown := w.run(bson.D{{Key: "replSetStepDown", Value: 1}, {Key: "force", Value: true}, {Key: "$db", Value: "admin"}})
+	if code, _ := stepDown.Lookup("code").AsInt64OK(); code != codeNoReplicationEnabled {
+		t.Errorf("replSetStepDown: %v, want code %d", stepDown, codeNoReplicationEnabled)
+	}
+	hello := w.run(bson.D{{Key: "hello", Value: 1}, {Key: "$db", Value: "admin"}})
+	if _, err := hello.LookupErr("setName"); err == nil {
+		t.Errorf("standalone hello has a setName: %v", hello)
+	}
+}
