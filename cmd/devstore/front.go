@@ -318,7 +318,10 @@ func (f *front) handle(ctx context.Context, s *session) error {
 	}
 	switch {
 	case req.handshake != nil && f.rs != nil:
-		if err := f.rs.awaitHello(ctx, req.body); err != nil {
+		gone, stopWatch := s.watchClient()
+		err := f.rs.awaitHello(ctx, req.body, gone)
+		stopWatch()
+		if err != nil {
 			return err
 		}
 		return f.forwardThen(op, s, req, f.helloEdit(req), nil)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -125,8 +127,11 @@ func (rs *replSet) stop() {
 // awaitHello waits as mongod does before answering an awaitable hello: while
 // the client's topologyVersion is the current one, until maxAwaitTimeMS or ctx
 // ends. A hello without both fields, or with another process's topologyVersion
-// or an older counter, is answered at once.
-func (rs *replSet) awaitHello(ctx context.Context, cmd bsoncore.Document) error {
+// or an older counter, is answered at once. A client that closes its
+// connection meanwhile (gone) ends the wait with errClientGone: a driver closes
+// its monitoring connection at every network error, and a wait for a client
+// that has left would hold a connection slot for maxAwaitTimeMS.
+func (rs *replSet) awaitHello(ctx context.Context, cmd bsoncore.Document, gone <-chan struct{}) error {
 	tv, ok := cmd.Lookup("topologyVersion").DocumentOK()
 	if !ok {
 		return nil
@@ -148,10 +153,33 @@ func (rs *replSet) awaitHello(ctx context.Context, cmd bsoncore.Document) error 
 	select {
 	case <-changed:
 	case <-t.C:
+	case <-gone:
+		return errClientGone
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	return nil
+}
+
+// errClientGone is a client that closed its connection while the front waited.
+var errClientGone = errors.New("the client closed its connection during an awaitable hello")
+
+// watchClient returns a channel closed when the client closes its connection
+// or sends its next message, and stop, which ends the watch and returns once
+// the watching read has ended, so that only one reader uses s.in.
+func (s *session) watchClient() (gone <-chan struct{}, stop func()) {
+	ch := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := s.in.Peek(1); !errors.Is(err, os.ErrDeadlineExceeded) {
+			close(ch)
+		}
+	}()
+	return ch, func() {
+		s.client.SetReadDeadline(time.Unix(1, 0)) // ends the Peek; readRequest sets the next deadline
+		<-done
+	}
 }
 
 // editHello returns FerretDB's hello reply as this member's: the fields of
