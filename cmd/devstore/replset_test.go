@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -316,5 +317,45 @@ func TestStandaloneRefusesReplicaSetCommands(t *testing.T) {
 	hello := w.run(bson.D{{Key: "hello", Value: 1}, {Key: "$db", Value: "admin"}})
 	if _, err := hello.LookupErr("setName"); err == nil {
 		t.Errorf("standalone hello has a setName: %v", hello)
+	}
+}
+
+// A client that closes its connection during an awaitable hello frees its
+// connection slot at once, not after maxAwaitTimeMS: drivers close their
+// monitoring connection at every network error.
+func TestAwaitableHelloEndsWhenTheClientLeaves(t *testing.T) {
+	tf := newTestFront()
+	tf.maxConns = 1
+	l := listen(t)
+	tf.rs = newReplSet("rs0", l.Addr().String())
+	addr := tf.serve(t, l)
+	c := dialFront(t, addr)
+	tv := tf.rs.topologyVersion()
+	body, err := bson.Marshal(bson.D{{Key: "hello", Value: 1}, {Key: "topologyVersion", Value: bson.Raw(tv)},
+		{Key: "maxAwaitTimeMS", Value: int64(60_000)}, {Key: "$db", Value: "admin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(appendMsg(nil, 1, body)); err != nil {
+		t.Fatal(err)
+	}
+	// The hello waits; then its client leaves.
+	deadline := time.Now().Add(time.Second)
+	for tf.dials.Load() == 0 && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		next := dialFront(t, addr)
+		err := ping(next)
+		next.Close()
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the slot of a client that left during an awaitable hello was not freed within 10 s: %v", err)
+		}
 	}
 }
