@@ -359,3 +359,19 @@ func TestAwaitableHelloEndsWhenTheClientLeaves(t *testing.T) {
 		}
 	}
 }
+
+// maxTimeMS bounds a write's wait for the write token: MaxTimeMSExpired.
+func TestMaxTimeMSBoundsTheWriteTokenWait(t *testing.T) {
+	tf := newTestFront()
+	l := listen(t)
+	tf.rs = newReplSet("rs0", l.Addr().String())
+	addr := tf.serve(t, l)
+	tf.writes <- struct{}{} // another write holds the token
+	t.Cleanup(func() { <-tf.writes })
+	w := &wireClient{t: t, conn: dialFront(t, addr)}
+	w.in = bufio.NewReader(w.conn)
+	reply := w.run(append(incrementWithTxn(1), bson.E{Key: "maxTimeMS", Value: int64(100)}))
+	if code, _ := reply.Lookup("code").AsInt64OK(); code != codeMaxTimeMSExpired {
+		t.Errorf("write waiting past its maxTimeMS: %v, want code %d", reply, codeMaxTimeMSExpired)
+	}
+}
