@@ -439,7 +439,19 @@ func cachedStoreDown(t *testing.T, fault bson.D) {
 	if err := fp.WaitEntered(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	s := getStatus(t, srv, name)
+	// The status is read from the store. On a replica set the driver forgets
+	// the server at a network error or ShutdownInProgress until its monitor's
+	// next hello (at once after a network error, up to heartbeatFrequencyMS
+	// after ShutdownInProgress), and the read answers 503 meanwhile.
+	var s statusView
+	pollUntil(t, ctx, "the status with the store failing", func() (bool, error) {
+		r := do(t, srv.URL(), call{path: "/seq/" + name + "/status"})
+		if r.status != http.StatusOK {
+			return false, checkUnavailable(r.status, r.header, r.body)
+		}
+		r.want(t, http.StatusOK, &s)
+		return true, nil
+	})
 	if s.LastError == "" {
 		t.Errorf("status with the store failing: %+v, want last_error", s)
 	}

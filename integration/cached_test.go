@@ -563,6 +563,9 @@ func TestCachedStoreDown(t *testing.T) {
 		{Key: "failCommands", Value: bson.A{"findAndModify"}},
 		{Key: "namespace", Value: db.Name() + "." + counters.CounterCollection},
 		{Key: "errorCode", Value: 91}, // ShutdownInProgress
+		// No labels: on a replica set, mongod labels 91 RetryableWriteError and
+		// the driver retries it as long as the caller's context lasts.
+		{Key: "errorLabels", Value: bson.A{}},
 	})
 	for want := int64(2); want <= 20; want++ {
 		mustNext(t, c, "orders", want)

@@ -40,30 +40,40 @@ const failpointMargin = 500 * time.Millisecond
 
 // failpointFaults are the faults, as failCommand data; the test adds the command
 // (findAndModify) and aims it at seqd on the test's collection.
+//
+// entered is how many findAndModify commands the failpoint must act on; 0 means
+// failpointEntered. ShutdownInProgress makes the driver forget the server until
+// its monitor's next hello (a streaming hello waits up to heartbeatFrequencyMS,
+// 10 s, on mongod as on the dev store), so few commands reach the failpoint.
 var failpointFaults = []struct {
-	name string
-	data bson.D
+	name    string
+	data    bson.D
+	entered int64
 }{
-	{"closeConnection", bson.D{{Key: "closeConnection", Value: true}}},
+	{"closeConnection", bson.D{{Key: "closeConnection", Value: true}}, 0},
 	{"NotWritablePrimary", bson.D{
 		{Key: "errorCode", Value: 10107},
 		{Key: "errorLabels", Value: bson.A{"RetryableWriteError"}},
-	}},
-	{"ShutdownInProgress", bson.D{{Key: "errorCode", Value: 91}}},
+	}, 0},
+	{"ShutdownInProgress", bson.D{{Key: "errorCode", Value: 91}}, 4},
 	{"writeConcernError", bson.D{{Key: "writeConcernError", Value: bson.D{
 		{Key: "code", Value: 64},
 		{Key: "errmsg", Value: "waiting for replication timed out"},
-	}}}},
+	}}}, 0},
 	{"blockConnection", bson.D{
 		{Key: "blockConnection", Value: true},
 		{Key: "blockTimeMS", Value: (3 * failpointTimeout).Milliseconds()},
-	}},
+	}, 0},
 }
 
 func TestFailpointFaults(t *testing.T) {
 	be.RequireFailCommand(t)
 	for _, f := range failpointFaults {
-		t.Run(f.name, func(t *testing.T) { failpointScenario(t, f.name, f.data) })
+		entered := f.entered
+		if entered == 0 {
+			entered = failpointEntered
+		}
+		t.Run(f.name, func(t *testing.T) { failpointScenario(t, f.name, f.data, entered) })
 	}
 }
 
@@ -75,7 +85,7 @@ const (
 	servedPerSeqd    = 50 // 200s from each instance before, after the fault and after recovery
 )
 
-func failpointScenario(t *testing.T, fault string, data bson.D) {
+func failpointScenario(t *testing.T, fault string, data bson.D, entered int64) {
 	ctx := testContext(t)
 	c := startCluster(t, 2, failpointClients, "SEQD_TIMEOUT="+failpointTimeout.String())
 	const name = "faulty"
@@ -150,7 +160,7 @@ func failpointScenario(t *testing.T, fault string, data bson.D) {
 		{Key: "appName", Value: seqdAppName},
 		{Key: "namespace", Value: c.db + ".counters"},
 	}, data...))
-	if err := fp.WaitEntered(ctx, failpointEntered); err != nil {
+	if err := fp.WaitEntered(ctx, entered); err != nil {
 		t.Fatal(err)
 	}
 	waitEach("failed during", failedPerSeqd)

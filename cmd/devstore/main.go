@@ -1,7 +1,11 @@
 // Command devstore runs a MongoDB-compatible development server, so that seqd can
 // be run and tested on a machine without mongod.
 //
-//	devstore -listen 127.0.0.1:27017 -dir ./data
+//	devstore -listen 127.0.0.1:27017 -dir ./data [-repl-set rs0]
+//
+// Clients connect with mongodb://ADDR/?replicaSet=rs0, or, through a relay
+// that changes the address, with directConnection=true (hello names the
+// store's own address, which the relay's clients must not follow).
 //
 // It prints "listening on ADDR" to stdout once it accepts connections and stops
 // cleanly on SIGINT or SIGTERM. It lives in its own module so that the seqd module
@@ -24,6 +28,22 @@
 //     enableTestCommands=1, so that tests can make commands fail the way a replica
 //     set makes them fail. See failCommand for what each field does.
 //   - It answers endSessions itself: FerretDB keeps no server sessions.
+//   - It answers as the one member of a replica set (-repl-set, "rs0" by
+//     default; -repl-set "" for a standalone server), so that drivers find a
+//     replica set with a primary and retry writes as they do on MongoDB
+//     (replSet in replset.go): hello with setName, hosts, topologyVersion and
+//     awaitable hello; retryable writes (lsid and txnNumber) run once and a
+//     retry gets the first execution's reply (retryTable in retry.go);
+//     RetryableWriteError on the retryable errors of retryable writes, and
+//     topologyVersion on not-primary errors (operation.go);
+//     {replSetStepDown: secs, force: true} on admin makes it a secondary for
+//     secs, refusing writes and linearizable or majority reads with
+//     NotWritablePrimary and interrupting those the front holds with
+//     InterruptedDueToReplStateChange, then elects it again. A command's
+//     maxTimeMS bounds the waits the front adds (the write token, a retry
+//     waiting for the first execution): MaxTimeMSExpired.
+//     Standalone, it refuses txnNumber and read concern linearizable as a
+//     standalone mongod does.
 //
 // A client costs the front what it has sent: a message's buffer grows as its
 // bytes arrive (up to mongod's 48 MB), and FerretDB is dialed at a connection's
@@ -64,12 +84,16 @@
 //
 // # What it does not do
 //
-// It is one standalone server: no replica set, so no failover, no majority
-// write concern to wait for (w: "majority" is accepted and means the one
-// server), no retryable writes (drivers retry writes only on replica sets and
-// sharded clusters), no multi-document transactions and no change streams. Those
-// stay MongoDB's, and tests that need them skip on this store by asking the
-// server. Only the failCommand failpoint exists, in the modes alwaysOn, off,
+// It is one node: no secondaries, so no replication, no rollback of writes a
+// majority never had, no loss of a majority (a linearizable read never waits for
+// one), and no majority write concern to wait for (w: "majority" is accepted and
+// means the one node). A stepdown makes no other node primary: the same node is
+// elected again after the seconds asked. No multi-document transactions
+// (startTransaction or autocommit is refused with IllegalOperation) and no
+// change streams. A retryable write that failed in part (writeErrors) is not
+// recorded and runs again whole on retry, where mongod would skip the
+// statements that succeeded. Those stay MongoDB's, and tests that need them
+// skip on this store by asking the server. Only the failCommand failpoint exists, in the modes alwaysOn, off,
 // {times: n} and {skip: n}, and it does not fail the OP_QUERY handshake that opens
 // a connection. Use it for development and tests, and MongoDB in production.
 package main
@@ -85,6 +109,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -110,7 +135,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	listen := fs.String("listen", "127.0.0.1:27017", "TCP address to serve MongoDB clients on (port 0 picks a free port)")
 	dir := fs.String("dir", "data", "directory for the SQLite files and FerretDB's socket")
 	replyDelay := fs.Duration("reply-delay", 0, "hold each of FerretDB's replies this long before it goes to the client, with no write held meanwhile: a store at a distance, for measurements")
+	replSetName := fs.String("repl-set", "rs0", "replica set name: the store answers as the one member of this set (connect with ?replicaSet=NAME); '' runs a standalone server")
+	rerunRetries := fs.Bool("mutant-rerun-retries", false, "BREAKS THE STORE, for tests that must catch it: run a retried write again instead of answering the first execution's reply")
 	var level slog.Level
+	fs.Usage = func() { // -mutant-* flags are for test suites, not for users
+		fmt.Fprintln(fs.Output(), "Usage of devstore:")
+		fs.VisitAll(func(fl *flag.Flag) {
+			if !strings.HasPrefix(fl.Name, "mutant-") {
+				name, usage := flag.UnquoteUsage(fl)
+				fmt.Fprintf(fs.Output(), "  -%s %s\n    \t%s (default %q)\n", fl.Name, name, usage, fl.DefValue)
+			}
+		})
+	}
 	fs.TextVar(&level, "log-level", slog.LevelWarn, "log level: debug, info, warn or error (on stderr)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -159,6 +195,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var d net.Dialer
 	fr := newFront(func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "unix", sock) }, log)
 	fr.replyDelay = *replyDelay
+	fr.retries.rerun = *rerunRetries
+	if *replSetName != "" {
+		fr.rs = newReplSet(*replSetName, l.Addr().String())
+		defer fr.rs.stop()
+	}
 	checkpointsDone := make(chan struct{})
 	go func() {
 		defer close(checkpointsDone)

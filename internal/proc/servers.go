@@ -67,10 +67,11 @@ type DevStore struct {
 }
 
 // StartDevStore runs bin on the address listen ("127.0.0.1:0" for a free port) with
-// its data in dir, and returns once it accepts connections. A restart after Kill or
-// Stop can pass the old Addr, so that clients find the store where it was.
-func StartDevStore(ctx context.Context, bin, dir, listen string) (*DevStore, error) {
-	p, err := Start(ctx, exec.Command(bin, "-listen", listen, "-dir", dir), ListeningOn)
+// its data in dir and the further flags args, and returns once it accepts
+// connections. A restart after Kill or Stop can pass the old Addr, so that
+// clients find the store where it was.
+func StartDevStore(ctx context.Context, bin, dir, listen string, args ...string) (*DevStore, error) {
+	p, err := Start(ctx, exec.Command(bin, append([]string{"-listen", listen, "-dir", dir}, args...)...), ListeningOn)
 	if err != nil {
 		return nil, fmt.Errorf("devstore: %w", err)
 	}
