@@ -84,7 +84,7 @@ func Open(ctx context.Context, logf func(format string, args ...any)) (*Backend,
 		}
 		logf("backend: Docker answers, but mongo:8.0 did not start (%v); using the dev store", err)
 	}
-	return startDevStore(ctx)
+	return StartDevStore(ctx)
 }
 
 // Close disconnects the shared client and stops what Open started.
@@ -243,7 +243,10 @@ func startDocker(ctx context.Context) (*Backend, error) {
 	return b, nil
 }
 
-func startDevStore(ctx context.Context) (*Backend, error) {
+// StartDevStore builds and starts a dev store of its own, with the further
+// flags args (cmd/devstore), in a temporary directory that Close removes: the
+// third choice of Open, or a store with other flags beside it.
+func StartDevStore(ctx context.Context, args ...string) (*Backend, error) {
 	bin, err := proc.Build(ctx, "./cmd/devstore")
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)
@@ -259,7 +262,7 @@ func startDevStore(ctx context.Context) (*Backend, error) {
 		}
 		return errors.Join(err, os.RemoveAll(dir))
 	}
-	srv, err := proc.StartDevStore(ctx, bin, dir, "127.0.0.1:0")
+	srv, err := proc.StartDevStore(ctx, bin, dir, "127.0.0.1:0", args...)
 	if err != nil {
 		cleanup(ctx, nil)
 		return nil, fmt.Errorf("backend: %w", err)

@@ -45,7 +45,7 @@ func (b *Backend) Restart(ctx context.Context, crash bool) error {
 	} else if err := old.Stop(ctx); err != nil {
 		return fmt.Errorf("backend: restart: stopping the dev store: %w", err)
 	}
-	srv, err := proc.StartDevStore(ctx, d.bin, old.Dir(), old.Addr())
+	srv, err := proc.StartDevStore(ctx, d.bin, old.Dir(), old.Addr(), old.Args()...)
 	if err != nil {
 		return fmt.Errorf("backend: restart: %w", err)
 	}

@@ -3,6 +3,7 @@
 package robustness
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -74,10 +75,29 @@ func (o op) who() string {
 	return fmt.Sprintf("%s via seqd-%d gen %d", o.Client, o.Instance, o.Gen)
 }
 
-// recorder collects the ops of a run from every goroutine.
+// An attempt is one HTTP request for values as it went to seqd, whoever sent
+// it: a raw request, one of the Go client's (which asks again after a 503), or
+// a caching client's block. Values a caching client has not handed out yet,
+// and values a 503 hides from a Go client's caller, are in the attempts.
+type attempt struct {
+	Name   string    `json:"name"`
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+	Status int       `json:"status"` // 0: no answer
+	Err    string    `json:"err,omitempty"`
+	Count  int64     `json:"count"`
+	First  int64     `json:"first,omitempty"` // answered 200: the values
+	Last   int64     `json:"last,omitempty"`
+}
+
+// ok reports whether seqd handed the attempt's values out.
+func (a attempt) ok() bool { return a.Status == http.StatusOK && a.Err == "" }
+
+// recorder collects the ops and attempts of a run from every goroutine.
 type recorder struct {
-	mu  sync.Mutex
-	ops []op
+	mu       sync.Mutex
+	ops      []op
+	attempts []attempt
 }
 
 func (r *recorder) add(o op) {
@@ -86,10 +106,66 @@ func (r *recorder) add(o op) {
 	r.ops = append(r.ops, o)
 }
 
+func (r *recorder) addAttempt(a attempt) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.attempts = append(r.attempts, a)
+}
+
 func (r *recorder) all() []op {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]op(nil), r.ops...)
+}
+
+func (r *recorder) allAttempts() []attempt {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]attempt(nil), r.attempts...)
+}
+
+// recording is the clients' http.RoundTripper: it records every request for
+// values (/seq/{name}/next) as an attempt, its answer read whole.
+type recording struct {
+	next http.RoundTripper
+	rec  *recorder
+}
+
+func (rt recording) RoundTrip(req *http.Request) (*http.Response, error) {
+	rest, ok := strings.CutPrefix(req.URL.Path, "/seq/")
+	name, next := strings.CutSuffix(rest, "/next")
+	if !ok || !next {
+		return rt.next.RoundTrip(req)
+	}
+	a := attempt{Name: name, Count: 1, Start: time.Now()}
+	if c := req.URL.Query().Get("count"); c != "" {
+		if _, err := fmt.Sscan(c, &a.Count); err != nil {
+			a.Count = 1
+		}
+	}
+	defer func() { a.End = time.Now(); rt.rec.addAttempt(a) }()
+	resp, err := rt.next.RoundTrip(req)
+	if err != nil {
+		a.Err = err.Error()
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	a.Status = resp.StatusCode
+	if err != nil {
+		a.Err = err.Error()
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if a.Status == http.StatusOK {
+		var v struct{ First, Value int64 }
+		if err := json.Unmarshal(body, &v); err != nil || v.First < 1 || v.Value < v.First {
+			a.Err = fmt.Sprintf("malformed answer %q", body)
+		} else {
+			a.First, a.Last = v.First, v.Value
+		}
+	}
+	return resp, nil
 }
 
 // nameKind is how the admin treats a name.
