@@ -18,7 +18,7 @@ import (
 
 // The stores a run can be on (-robustness.store): the suite's backend, which
 // is a one-node replica set when it is the dev store; a dev store of the test's
-// own started as a standalone server (-repl-set ”), where the driver neither
+// own started as a standalone server (with an empty -repl-set), where the driver neither
 // retries writes nor learns of a new primary; or both, runs taking turns.
 const (
 	storeBackend    = "backend"
