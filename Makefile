@@ -46,8 +46,9 @@ integration:
 	else echo "make: no npm: TestUUIDv7NodeDriver and TestTypeScriptClient will skip (the Node driver; a client generated from openapi.json)" >&2; fi
 	cd integration && $(GOTEST) -tags integration -count=1 -timeout 30m
 	$(GOTEST) -tags integration -count=1 $$($(GO) list -tags integration ./integration/... | grep -v -e '/integration$$' -e '/robustness$$')
-	cd integration/robustness && $(GOTEST) -tags integration -count=1 -timeout 15m -run '^TestRobustness$$' \
-		-robustness.runs=2 -robustness.duration=30s
+	cd integration/robustness && $(GOTEST) -tags integration -count=1 -timeout 15m \
+		-run '^(TestRobustness|TestCheckSkipped|TestDroppedWriteReplyRetried)$$' \
+		-robustness.runs=2 -robustness.duration=30s -robustness.store=both
 
 # The robustness suite (integration/robustness): RUNS runs of DURATION each, random
 # traffic and faults on the store and three seqd, every history checked; seeds from
