@@ -103,9 +103,10 @@ type checked struct {
 	visuals   []string // porcupine visualizations written
 }
 
-// checkHistory runs every check but the accounts over ops and attempts. A failing
+// checkHistory runs every check but the accounts over ops and attempts;
+// restarts are when the store restarted (checkSkipped). A failing
 // porcupine check writes its visualization to dir.
-func checkHistory(names []seqName, ops []op, attempts []attempt, t0 time.Time, dir func() string) checked {
+func checkHistory(names []seqName, ops []op, attempts []attempt, restarts []window, t0 time.Time, dir func() string) checked {
 	var res checked
 	add := func(check, name string, n int64, examples []string) {
 		ex := ""
@@ -162,7 +163,7 @@ func checkHistory(names []seqName, ops []op, attempts []attempt, t0 time.Time, d
 					as = append(as, a)
 				}
 			}
-			sk := checkSkipped(as, admin, t0)
+			sk := checkSkipped(as, admin, restarts, t0)
 			res.skipped += sk.explained + sk.unexplained
 			if sk.unexplained > 0 {
 				add("strict values skipped, every request answered", n.name, sk.unexplained, sk.examples)
@@ -272,7 +273,12 @@ type skipped struct {
 // whatever is left is unexplained: a write that ran twice, or values lost
 // with every request answered. attempts are every request for values of the
 // name as it went to seqd, admin the admin's operations on it.
-func checkSkipped(attempts []attempt, admin []op, t0 time.Time) skipped {
+//
+// A gap during a store restart (restarts) is explained whole: the dev store
+// keeps its record of retryable writes in memory, where mongod keeps it with
+// the write, so a write whose reply the restart lost runs again when the
+// driver retries it on the new process.
+func checkSkipped(attempts []attempt, admin []op, restarts []window, t0 time.Time) skipped {
 	var res skipped
 	var ok, failed []attempt
 	for _, a := range attempts {
@@ -308,6 +314,11 @@ func checkSkipped(attempts []attempt, admin []op, t0 time.Time) skipped {
 			for _, f := range failed {
 				if f.Start.Before(to) && f.End.Add(skipSlack).After(from) {
 					budget += f.Count
+				}
+			}
+			for _, w := range restarts {
+				if w.from.Before(to) && w.to.After(from) {
+					budget = hi - covered
 				}
 			}
 			rest := hi - covered

@@ -89,7 +89,9 @@
 //     lost answer: each may have taken the values it asked for, its write up
 //     to 5 s after it ended) and by Sets sent between them (up to the value
 //     they set); the rest is an anomaly: a write that ran twice, or values
-//     taken with every request answered 200.
+//     taken with every request answered 200. A gap across a store restart is
+//     let through: the dev store keeps its record of retryable writes in
+//     memory, where mongod keeps it with the write.
 //   - The stored counts add up: reserved = served + returned + unaccounted, none
 //     negative, unaccounted within what the run's faults and skips can lose, and
 //     the stored value at or above every value handed out.
