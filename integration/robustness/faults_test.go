@@ -313,14 +313,14 @@ var faultKinds = []faultKind{
 		draw: func(rng *rand.Rand, f *fault) {
 			at := lease/2 + time.Duration(rng.IntN(2000))*time.Millisecond
 			f.Target, f.Hold = rng.IntN(instances), lease+time.Duration(500+rng.IntN(2500))*time.Millisecond
-			f.Detail = fmt.Sprintf("stepdown at %v for %ds", at, 1+rng.IntN(5))
+			f.Detail = fmt.Sprintf("stepdown at %dms for %ds", at.Milliseconds(), 1+rng.IntN(5))
 		},
 		run: func(ctx context.Context, t *testing.T, e *env, f *fault) error {
-			var at time.Duration
-			var secs int
-			if _, err := fmt.Sscanf(f.Detail, "stepdown at %v for %ds", &at, &secs); err != nil {
+			var ms, secs int
+			if _, err := fmt.Sscanf(f.Detail, "stepdown at %dms for %ds", &ms, &secs); err != nil {
 				return err
 			}
+			at := time.Duration(ms) * time.Millisecond
 			in := e.c.insts[f.Target]
 			if err := in.signal(syscall.SIGSTOP); err != nil {
 				return err

@@ -159,7 +159,9 @@ func (f figures) String() string {
 	n := 0
 	for _, k := range slices.Sorted(mapKeys(f.faults)) {
 		faults = append(faults, fmt.Sprintf("%s %d", k, f.faults[k]))
-		n += f.faults[k]
+		if !strings.HasSuffix(k, " FAILED") {
+			n += f.faults[k]
+		}
 	}
 	return fmt.Sprintf("%d ops (%d answered, %d values; %s); %d answers checked as strict, %d ops through porcupine; %d strict values skipped (explained but for those counted as anomalies); %d faults (%s), %d write replies dropped; %d anomalies; traffic %v, checks %v",
 		f.ops, f.okOps, f.values, strings.Join(via, ", "), f.strict, f.modelOps, f.skipped, n, strings.Join(faults, ", "),
@@ -415,6 +417,9 @@ func run(t *testing.T, seed uint64, duration time.Duration, st *backend.Backend,
 	}
 	for _, f := range res.schedule {
 		res.faults[f.Kind]++
+		if f.Err != "" {
+			res.faults[f.Kind+" FAILED"]++
+		}
 	}
 	for _, a := range res.anomalies {
 		res.figures.anomalies += a.Count
