@@ -130,8 +130,11 @@ func isReplicaSet(t *testing.T, st *backend.Backend) bool {
 func stepDown(ctx context.Context, st *backend.Backend, secs int) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	// mongod refuses a stepdown no longer than the wait for a secondary to
+	// catch up (secondaryCatchUpPeriodSecs); a one-node set has none to wait for.
 	err := st.Client.Database("admin").RunCommand(ctx, bson.D{
 		{Key: "replSetStepDown", Value: secs}, {Key: "force", Value: true},
+		{Key: "secondaryCatchUpPeriodSecs", Value: 0},
 	}).Err()
 	if err != nil && !mongo.IsNetworkError(err) {
 		return fmt.Errorf("replSetStepDown %d: %w", secs, err)
