@@ -52,7 +52,10 @@
 //     (stepdown-drain: the admin switches its cached names to strict just
 //     before), during give-backs (stepdown-giveback: a seqd's SIGTERM up to
 //     half a second before or after it) and while a seqd is paused past its
-//     lease (stepdown-pause). Replica sets only.
+//     lease (stepdown-pause: the admin switches to strict as the pause starts,
+//     the others drain and answer strict, the primary steps down, and the
+//     paused seqd wakes while it is down, unable to renew a lease or to see
+//     the switch). Replica sets only.
 //   - dropped write replies (drop-replies): one seqd's relay lets the next 1
 //     to 5 writes, or each write with probability 0.1 to 1 for up to 4 s,
 //     reach the store, reads the store's reply, and closes the connection

@@ -304,16 +304,19 @@ var faultKinds = []faultKind{
 		},
 	},
 	{
-		// A seqd is paused past its lease, and the primary steps down while
-		// it is: its leases run out, the others fetch, it wakes to a primary
-		// that refuses it, or to a new one.
+		// A seqd is paused past its lease while the admin switches its cached
+		// names to strict; the others drain and answer strict, then the
+		// primary steps down, and the paused seqd wakes while it is down: its
+		// leases have run out and it cannot learn of the switch, so it must
+		// not serve its old blocks.
 		name:      "stepdown-pause",
 		weight:    2,
 		available: func(e *env) bool { return e.replSet },
 		draw: func(rng *rand.Rand, f *fault) {
-			at := lease/2 + time.Duration(rng.IntN(2000))*time.Millisecond
-			f.Target, f.Hold = rng.IntN(instances), lease+time.Duration(500+rng.IntN(2500))*time.Millisecond
-			f.Detail = fmt.Sprintf("stepdown at %dms for %ds", at.Milliseconds(), 1+rng.IntN(5))
+			at := drainWait + time.Duration(200+rng.IntN(800))*time.Millisecond
+			f.Target, f.Hold = rng.IntN(instances), lease+time.Duration(1000+rng.IntN(2000))*time.Millisecond
+			secs := min(5, int((f.Hold-at)/time.Second)+1+rng.IntN(2)) // past the wake
+			f.Detail = fmt.Sprintf("stepdown at %dms for %ds", at.Milliseconds(), secs)
 		},
 		run: func(ctx context.Context, t *testing.T, e *env, f *fault) error {
 			var ms, secs int
