@@ -47,8 +47,11 @@ type Relay struct {
 	// What DropWriteReplies and DropWriteRepliesFor ask, under mu.
 	dropNext  int       // the next write replies to drop
 	dropProb  float64   // the chance of dropping each write reply until dropUntil
-	dropUntil time.Time //
-	dropped   atomic.Int64
+	dropUntil time.Time
+	// droppedTxns are the retryable writes whose replies were dropped, until
+	// StopDropping: their retries' replies pass.
+	droppedTxns map[string]struct{}
+	dropped     atomic.Int64
 }
 
 // Start listens on a free port of 127.0.0.1 and forwards to upstream until tb
@@ -60,7 +63,7 @@ func Start(tb testing.TB, upstream string) *Relay {
 		tb.Fatal(err)
 	}
 	p := &Relay{ln: ln, upstream: upstream, closed: make(chan struct{}),
-		conns: map[net.Conn]struct{}{}, held: map[net.Conn]struct{}{}}
+		conns: map[net.Conn]struct{}{}, held: map[net.Conn]struct{}{}, droppedTxns: map[string]struct{}{}}
 	p.wg.Go(p.accept)
 	tb.Cleanup(p.close)
 	return p
@@ -117,7 +120,7 @@ func (p *Relay) accept() {
 		case holding:
 			continue
 		}
-		l := &link{writes: map[int32]struct{}{}}
+		l := &link{writes: map[int32]string{}}
 		p.wg.Go(func() { p.requests(up, down, l) })
 		p.wg.Go(func() { p.replies(down, up, l) })
 	}
@@ -170,10 +173,11 @@ func (p *Relay) track(down, up net.Conn) admission {
 }
 
 // A link is what the two directions of one forwarded connection share: the
-// request IDs of the writes sent and not yet answered.
+// writes sent and not yet answered, by request ID, each with its retryable
+// write's identity ("" if it has none).
 type link struct {
 	mu     sync.Mutex
-	writes map[int32]struct{}
+	writes map[int32]string
 }
 
 // requests forwards the client's messages to the server, noting the writes, and
@@ -187,9 +191,9 @@ func (p *Relay) requests(up, down net.Conn, l *link) {
 		if msg, err = readMessage(in, msg); err != nil {
 			return
 		}
-		if id, ok := writeRequest(msg); ok {
+		if id, txn, ok := writeRequest(msg); ok {
 			l.mu.Lock()
-			l.writes[id] = struct{}{}
+			l.writes[id] = txn
 			l.mu.Unlock()
 		}
 		if _, err := up.Write(msg); err != nil {
@@ -213,10 +217,10 @@ func (p *Relay) replies(down, up net.Conn, l *link) {
 		}
 		_, _, respTo, _, _, _ := wiremessage.ReadHeader(msg)
 		l.mu.Lock()
-		_, write := l.writes[respTo]
+		txn, write := l.writes[respTo]
 		delete(l.writes, respTo)
 		l.mu.Unlock()
-		if write && p.dropReply() {
+		if write && p.dropReply(txn) {
 			return
 		}
 		if d := time.Duration(p.delay.Load()); d > 0 {
@@ -264,54 +268,63 @@ var writeCommands = map[string]bool{
 }
 
 // writeRequest reports whether msg is an OP_MSG write command that expects a
-// reply, and its request ID.
-func writeRequest(msg []byte) (int32, bool) {
+// reply, its request ID, and, for a retryable write, its identity: the lsid
+// and txnNumber a retry of it carries too ("" without them).
+func writeRequest(msg []byte) (reqID int32, txn string, ok bool) {
 	_, reqID, _, opcode, rem, ok := wiremessage.ReadHeader(msg)
 	if !ok || opcode != wiremessage.OpMsg {
-		return 0, false
+		return 0, "", false
 	}
 	flags, rem, ok := wiremessage.ReadMsgFlags(rem)
 	if !ok || flags&wiremessage.MoreToCome != 0 {
-		return 0, false
+		return 0, "", false
 	}
 	if flags&wiremessage.ChecksumPresent != 0 {
 		if len(rem) < 4 {
-			return 0, false
+			return 0, "", false
 		}
 		rem = rem[:len(rem)-4]
 	}
 	for len(rem) > 0 {
 		var stype wiremessage.SectionType
 		if stype, rem, ok = wiremessage.ReadMsgSectionType(rem); !ok {
-			return 0, false
+			return 0, "", false
 		}
 		switch stype {
 		case wiremessage.SingleDocument:
 			body, _, ok := wiremessage.ReadMsgSectionSingleDocument(rem)
 			if !ok {
-				return 0, false
+				return 0, "", false
 			}
 			elem, err := body.IndexErr(0)
-			if err != nil {
-				return 0, false
+			if err != nil || !writeCommands[elem.Key()] {
+				return 0, "", false
 			}
-			return reqID, writeCommands[elem.Key()]
+			lsid, lok := body.Lookup("lsid").DocumentOK()
+			txnNumber, tok := body.Lookup("txnNumber").AsInt64OK()
+			if lok && tok {
+				txn = fmt.Sprintf("%x/%d", []byte(lsid), txnNumber)
+			}
+			return reqID, txn, true
 		case wiremessage.DocumentSequence:
 			if _, _, rem, ok = wiremessage.ReadMsgSectionRawDocumentSequence(rem); !ok {
-				return 0, false
+				return 0, "", false
 			}
 		default:
-			return 0, false
+			return 0, "", false
 		}
 	}
-	return 0, false
+	return 0, "", false
 }
 
 // DropWriteReplies makes the relay drop the replies to the next n write
 // commands (insert, update, delete, findAndModify) that expect one: the server
 // runs each, the relay reads its reply, closes the connection's both ends and
 // passes nothing on. A driver then retries a retryable write, which the server
-// must answer from its record of the first, without running it again.
+// must answer from its record of the first, without running it again. The
+// reply to a retry (the same lsid and txnNumber as a write whose reply was
+// dropped) is never dropped: the retry succeeds, and its caller never learns
+// that anything was lost.
 func (p *Relay) DropWriteReplies(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -331,15 +344,20 @@ func (p *Relay) StopDropping() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.dropNext, p.dropProb, p.dropUntil = 0, 0, time.Time{}
+	clear(p.droppedTxns)
 }
 
 // WriteRepliesDropped is how many write replies the relay has dropped.
 func (p *Relay) WriteRepliesDropped() int64 { return p.dropped.Load() }
 
-// dropReply decides whether a write's reply is dropped, and counts it if so.
-func (p *Relay) dropReply() bool {
+// dropReply decides whether the reply to a write is dropped, and counts it
+// if so; txn is the write's identity as a retryable write, if it has one.
+func (p *Relay) dropReply(txn string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if _, retry := p.droppedTxns[txn]; retry && txn != "" {
+		return false
+	}
 	drop := false
 	switch {
 	case p.dropNext > 0:
@@ -350,6 +368,9 @@ func (p *Relay) dropReply() bool {
 	}
 	if drop {
 		p.dropped.Add(1)
+		if txn != "" {
+			p.droppedTxns[txn] = struct{}{}
+		}
 	}
 	return drop
 }

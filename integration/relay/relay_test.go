@@ -67,10 +67,24 @@ func echoServer(t *testing.T) (addr string, got <-chan string) {
 	return ln.Addr().String(), names
 }
 
+// retryable is the write cmd as a driver sends a retryable write: with lsid
+// and txnNumber.
+func retryable(cmd string, session byte, txnNumber int64) bsoncore.Document {
+	lsid := bsoncore.NewDocumentBuilder().AppendBinary("id", 4, []byte{session, 1, 2, 3}).Build()
+	return bsoncore.NewDocumentBuilder().AppendString(cmd, "c").AppendDocument("lsid", lsid).
+		AppendInt64("txnNumber", txnNumber).AppendString("$db", "d").Build()
+}
+
 // roundTrip sends cmd on c and returns the reply's n, or the error of reading it.
 func roundTrip(t *testing.T, c net.Conn, reqID int32, cmd string) (int32, error) {
 	t.Helper()
-	if _, err := c.Write(opMsg(reqID, 0, command(cmd))); err != nil {
+	return roundTripDoc(t, c, reqID, command(cmd))
+}
+
+func roundTripDoc(t *testing.T, c net.Conn, reqID int32, doc bsoncore.Document) (int32, error) {
+	t.Helper()
+	cmd := doc.Index(0).Key()
+	if _, err := c.Write(opMsg(reqID, 0, doc)); err != nil {
 		return 0, err
 	}
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -155,5 +169,32 @@ func TestDropWriteRepliesFor(t *testing.T) {
 	}
 	if d := r.WriteRepliesDropped(); d != 4 {
 		t.Fatalf("WriteRepliesDropped = %d, want 4", d)
+	}
+}
+
+// TestDropWriteRepliesNotARetry: a retry of a write whose reply was dropped
+// (the same lsid and txnNumber) gets its reply, so that the driver's one retry
+// succeeds; another write's reply is dropped.
+func TestDropWriteRepliesNotARetry(t *testing.T) {
+	addr, got := echoServer(t)
+	r := Start(t, addr)
+	r.DropWriteRepliesFor(1, time.Minute)
+	first := retryable("findAndModify", 7, 42)
+	if _, err := roundTripDoc(t, dial(t, r), 1, first); !errors.Is(err, io.EOF) {
+		t.Fatalf("findAndModify: err %v; want the connection closed with no reply", err)
+	}
+	<-got
+	if n, err := roundTripDoc(t, dial(t, r), 2, first); err != nil || n != 2 {
+		t.Fatalf("its retry: n %d, %v; want its reply", n, err)
+	}
+	<-got
+	for _, other := range []bsoncore.Document{retryable("findAndModify", 7, 43), retryable("findAndModify", 8, 42)} {
+		if _, err := roundTripDoc(t, dial(t, r), 3, other); !errors.Is(err, io.EOF) {
+			t.Fatalf("another write %v: err %v; want its reply dropped", other, err)
+		}
+		<-got
+	}
+	if d := r.WriteRepliesDropped(); d != 3 {
+		t.Fatalf("WriteRepliesDropped = %d, want 3", d)
 	}
 }

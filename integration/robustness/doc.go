@@ -57,11 +57,13 @@
 //     paused seqd wakes while it is down, unable to renew a lease or to see
 //     the switch). Replica sets only.
 //   - dropped write replies (drop-replies): one seqd's relay lets the next 1
-//     to 5 writes, or each write with probability 0.1 to 1 for up to 4 s,
+//     to 5 writes, or each write with probability 0.1 to 1 for 1 to 5 s,
 //     reach the store, reads the store's reply, and closes the connection
 //     instead of passing it on. The driver retries the write with the same
-//     txnNumber, and the store must answer from its record of the first
-//     execution, not run it again. On a standalone store the request fails.
+//     lsid and txnNumber, whose reply the relay passes, and the store must
+//     answer from its record of the first execution, not run it again: the
+//     request succeeds, and nothing may be lost. On a standalone store the
+//     request fails.
 //
 // Each has a precondition (can it run on this cluster?) and an undo, run before
 // the next fault (a stepdown's is to wait for a writable primary). A partition

@@ -346,13 +346,14 @@ var faultKinds = []faultKind{
 	{
 		// The store runs a write and its answer is lost on the way: the
 		// driver retries it with the same transaction number, and the store
-		// must answer from its record of the first. Either the next few
-		// writes' replies, or each with a probability for a while.
+		// must answer from its record of the first (the relay passes the
+		// retry's answer). Either the next few writes' replies, or each with
+		// a probability for a while.
 		name:      "drop-replies",
 		weight:    4,
 		available: func(e *env) bool { return e.c.insts[0].relay != nil },
 		draw: func(rng *rand.Rand, f *fault) {
-			f.Target, f.Hold = rng.IntN(instances), time.Duration(500+rng.IntN(3500))*time.Millisecond
+			f.Target, f.Hold = rng.IntN(instances), time.Duration(1000+rng.IntN(4000))*time.Millisecond
 			if rng.IntN(2) == 0 {
 				f.Detail = fmt.Sprintf("next %d", 1+rng.IntN(5))
 			} else {
