@@ -99,6 +99,7 @@ type checked struct {
 	anomalies []anomaly
 	strict    int      // answers checked as strict
 	skipped   int64    // strict names' values never handed out
+	unexplain int64    // of them, those nothing explains
 	modelOps  int      // operations porcupine checked
 	visuals   []string // porcupine visualizations written
 }
@@ -165,6 +166,7 @@ func checkHistory(names []seqName, ops []op, attempts []attempt, restarts []wind
 			}
 			sk := checkSkipped(as, admin, restarts, t0)
 			res.skipped += sk.explained + sk.unexplained
+			res.unexplain += sk.unexplained
 			if sk.unexplained > 0 {
 				add("strict values skipped, every request answered", n.name, sk.unexplained, sk.examples)
 			}

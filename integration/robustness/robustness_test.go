@@ -125,6 +125,7 @@ type figures struct {
 	anomalies          int64
 	strict, modelOps   int
 	skipped, dropped   int64 // strict values never handed out; write replies the relays dropped
+	unexplained        int64 // strict values skipped that nothing explains
 	traffic, checkTime time.Duration
 }
 
@@ -136,6 +137,7 @@ func (f *figures) add(g figures) {
 	f.strict += g.strict
 	f.modelOps += g.modelOps
 	f.skipped += g.skipped
+	f.unexplained += g.unexplained
 	f.dropped += g.dropped
 	f.traffic += g.traffic
 	f.checkTime += g.checkTime
@@ -163,8 +165,8 @@ func (f figures) String() string {
 			n += f.faults[k]
 		}
 	}
-	return fmt.Sprintf("%d ops (%d answered, %d values; %s); %d answers checked as strict, %d ops through porcupine; %d strict values skipped (explained but for those counted as anomalies); %d faults (%s), %d write replies dropped; %d anomalies; traffic %v, checks %v",
-		f.ops, f.okOps, f.values, strings.Join(via, ", "), f.strict, f.modelOps, f.skipped, n, strings.Join(faults, ", "),
+	return fmt.Sprintf("%d ops (%d answered, %d values; %s); %d answers checked as strict, %d ops through porcupine; %d strict values never handed out (%d of them unexplained); %d faults (%s), %d write replies dropped; %d anomalies; traffic %v, checks %v",
+		f.ops, f.okOps, f.values, strings.Join(via, ", "), f.strict, f.modelOps, f.skipped, f.unexplained, n, strings.Join(faults, ", "),
 		f.dropped, f.anomalies, f.traffic.Round(time.Second), f.checkTime.Round(time.Millisecond))
 }
 
@@ -327,7 +329,7 @@ func run(t *testing.T, seed uint64, duration time.Duration, st *backend.Backend,
 	}
 	ch := checkHistory(names, ops, attempts, restarts, tr.t0, reportDir)
 	res.anomalies, res.attempts = ch.anomalies, attempts
-	res.strict, res.modelOps, res.skipped = ch.strict, ch.modelOps, ch.skipped
+	res.strict, res.modelOps, res.skipped, res.unexplained = ch.strict, ch.modelOps, ch.skipped, ch.unexplain
 	for _, in := range c.insts {
 		if in.relay != nil {
 			res.dropped += in.relay.WriteRepliesDropped()
