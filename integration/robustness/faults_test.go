@@ -310,7 +310,7 @@ var faultKinds = []faultKind{
 		// leases have run out and it cannot learn of the switch, so it must
 		// not serve its old blocks.
 		name:      "stepdown-pause",
-		weight:    2,
+		weight:    4, // as often as a pause: the stalest blocks meet the longest refusal
 		available: func(e *env) bool { return e.replSet },
 		draw: func(rng *rand.Rand, f *fault) {
 			at := drainWait + time.Duration(200+rng.IntN(800))*time.Millisecond
