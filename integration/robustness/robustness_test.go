@@ -32,7 +32,11 @@ func TestRobustness(t *testing.T) {
 	}
 	var standalone *backend.Backend
 	standaloneStore := func() *backend.Backend {
-		if standalone == nil {
+		switch {
+		case standalone != nil:
+		case be.Kind == backend.KindDevStore && !isReplicaSet(t, be):
+			standalone = be // a dev store that is standalone already
+		default:
 			standalone = openDevStore(t, storeStandalone, "-repl-set=")
 		}
 		return standalone
