@@ -461,21 +461,34 @@ func (tr *traffic) adminLoop(ctx context.Context, rng *rand.Rand) {
 			phases[n.name] = &phase{until: time.Now().Add(time.Duration(1000+rng.IntN(3000)) * time.Millisecond)}
 		}
 	}
+	toStrict := func(name string, p *phase) {
+		if rng.IntN(3) > 0 {
+			tr.raise(ctx, rng, name, 0)
+		}
+		tr.setMode(ctx, rng, name, "strict")
+		p.cached = false
+		p.until = time.Now().Add(drainWait + time.Duration(1000+rng.IntN(3000))*time.Millisecond)
+	}
 	for ctx.Err() == nil {
 		wait := time.NewTimer(time.Duration(150+rng.IntN(500)) * time.Millisecond)
+		nudged := false
 		select {
 		case <-ctx.Done():
 		case <-wait.C:
 		case <-tr.nudge:
-			for _, p := range phases {
-				if p.cached {
-					p.until = time.Now()
-				}
-			}
+			nudged = true
 		}
 		wait.Stop()
 		if ctx.Err() != nil {
 			return
+		}
+		if nudged { // every cached switching name to strict, now
+			for _, n := range tr.names {
+				if p := phases[n.name]; p != nil && p.cached {
+					toStrict(n.name, p)
+				}
+			}
+			continue
 		}
 		n := tr.names[rng.IntN(len(tr.names))]
 		switch n.kind {
@@ -498,12 +511,7 @@ func (tr *traffic) adminLoop(ctx context.Context, rng *rand.Rand) {
 			p := phases[n.name]
 			switch {
 			case time.Now().After(p.until) && p.cached:
-				if rng.IntN(3) > 0 {
-					tr.raise(ctx, rng, n.name, 0)
-				}
-				tr.setMode(ctx, rng, n.name, "strict")
-				p.cached = false
-				p.until = time.Now().Add(drainWait + time.Duration(1000+rng.IntN(3000))*time.Millisecond)
+				toStrict(n.name, p)
 			case time.Now().After(p.until):
 				tr.setMode(ctx, rng, n.name, "cached")
 				p.cached = true
