@@ -105,9 +105,9 @@ type checked struct {
 }
 
 // checkHistory runs every check but the accounts over ops and attempts;
-// restarts are when the store restarted (checkSkipped). A failing
+// sf are the store's faults that checkSkipped needs. A failing
 // porcupine check writes its visualization to dir.
-func checkHistory(names []seqName, ops []op, attempts []attempt, restarts []window, t0 time.Time, dir func() string) checked {
+func checkHistory(names []seqName, ops []op, attempts []attempt, sf storeFaults, t0 time.Time, dir func() string) checked {
 	var res checked
 	add := func(check, name string, n int64, examples []string) {
 		ex := ""
@@ -164,7 +164,7 @@ func checkHistory(names []seqName, ops []op, attempts []attempt, restarts []wind
 					as = append(as, a)
 				}
 			}
-			sk := checkSkipped(as, admin, restarts, t0)
+			sk := checkSkipped(as, admin, sf, t0)
 			res.skipped += sk.explained + sk.unexplained
 			res.unexplain += sk.unexplained
 			if sk.unexplained > 0 {
@@ -253,10 +253,45 @@ func mkdirReport(dir string, seed uint64) (string, error) {
 }
 
 // skipSlack is how long after a failed request ended its write may still
-// reach the store and take values: seqd's store deadline (2 s) for a write
-// sent late, and a blockConnection failpoint's hold (at most 3.7 s) for one
-// that arrived before it.
-const skipSlack = 5 * time.Second
+// reach the store and take values: a coalesced write runs by its latest
+// caller's deadline (seqd's 2 s), and waits for the write before it (as
+// long). blockedSlack adds a blockConnection failpoint's hold (at most 3.7 s),
+// for a request that failed while one was on.
+const (
+	skipSlack    = 5 * time.Second
+	blockedSlack = skipSlack + 4*time.Second
+)
+
+// storeFaults are the spans of the faults that change what a failed request
+// may have taken (checkSkipped).
+type storeFaults struct {
+	restarts []window // a store restart, up to skipSlack after it
+	blocked  []window // a blockConnection failpoint on
+}
+
+// storeFaultsOf reads them from a run's schedule.
+func storeFaultsOf(schedule []fault) storeFaults {
+	var sf storeFaults
+	for _, f := range schedule {
+		switch f.Kind {
+		case "store-restart":
+			sf.restarts = append(sf.restarts, window{f.At, f.Undone.Add(skipSlack)})
+		case "blockConnection":
+			sf.blocked = append(sf.blocked, window{f.At, f.Undone})
+		}
+	}
+	return sf
+}
+
+// slack is how long after f ended its write may still take values.
+func (sf storeFaults) slack(f attempt) time.Duration {
+	for _, w := range sf.blocked {
+		if f.Start.Before(w.to) && f.End.After(w.from) {
+			return blockedSlack
+		}
+	}
+	return skipSlack
+}
 
 // skipped is what checkSkipped found on one name.
 type skipped struct {
@@ -271,16 +306,17 @@ type skipped struct {
 // answer), or by a Set that moved the sequence past it. A gap between two
 // answers is explained by the Sets that ran between them, up to the highest
 // value they set, and by the values asked for by the requests that failed
-// between them (their writes may land up to skipSlack after they end);
+// between them (their writes may land up to skipSlack after they end, or
+// blockedSlack while a blockConnection failpoint holds commands);
 // whatever is left is unexplained: a write that ran twice, or values lost
 // with every request answered. attempts are every request for values of the
 // name as it went to seqd, admin the admin's operations on it.
 //
-// A gap during a store restart (restarts) is explained whole: the dev store
+// A gap during a store restart (sf.restarts) is explained whole: the dev store
 // keeps its record of retryable writes in memory, where mongod keeps it with
 // the write, so a write whose reply the restart lost runs again when the
 // driver retries it on the new process.
-func checkSkipped(attempts []attempt, admin []op, restarts []window, t0 time.Time) skipped {
+func checkSkipped(attempts []attempt, admin []op, sf storeFaults, t0 time.Time) skipped {
 	var res skipped
 	var ok, failed []attempt
 	for _, a := range attempts {
@@ -314,11 +350,11 @@ func checkSkipped(attempts []attempt, admin []op, restarts []window, t0 time.Tim
 			}
 			var budget int64
 			for _, f := range failed {
-				if f.Start.Before(to) && f.End.Add(skipSlack).After(from) {
+				if f.Start.Before(to) && f.End.Add(sf.slack(f)).After(from) {
 					budget += f.Count
 				}
 			}
-			for _, w := range restarts {
+			for _, w := range sf.restarts {
 				if w.from.Before(to) && w.to.After(from) {
 					budget = hi - covered
 				}

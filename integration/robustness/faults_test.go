@@ -310,7 +310,7 @@ var faultKinds = []faultKind{
 		// leases have run out and it cannot learn of the switch, so it must
 		// not serve its old blocks.
 		name:      "stepdown-pause",
-		weight:    4, // as often as a pause: the stalest blocks meet the longest refusal
+		weight:    4, // as often as a pause
 		available: func(e *env) bool { return e.replSet },
 		draw: func(rng *rand.Rand, f *fault) {
 			at := drainWait + time.Duration(200+rng.IntN(800))*time.Millisecond
@@ -350,7 +350,7 @@ var faultKinds = []faultKind{
 		// retry's answer). Either the next few writes' replies, or each with
 		// a probability for a while.
 		name:      "drop-replies",
-		weight:    4,
+		weight:    6, // costs a correct store nothing: every request still succeeds
 		available: func(e *env) bool { return e.c.insts[0].relay != nil },
 		draw: func(rng *rand.Rand, f *fault) {
 			f.Target, f.Hold = rng.IntN(instances), time.Duration(1000+rng.IntN(4000))*time.Millisecond

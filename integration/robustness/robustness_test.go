@@ -325,13 +325,7 @@ func run(t *testing.T, seed uint64, duration time.Duration, st *backend.Backend,
 		return dir
 	}
 	attempts := tr.rec.allAttempts()
-	var restarts []window
-	for _, f := range res.schedule {
-		if f.Kind == "store-restart" {
-			restarts = append(restarts, window{f.At, f.Undone.Add(skipSlack)})
-		}
-	}
-	ch := checkHistory(names, ops, attempts, restarts, tr.t0, reportDir)
+	ch := checkHistory(names, ops, attempts, storeFaultsOf(res.schedule), tr.t0, reportDir)
 	res.anomalies, res.attempts = ch.anomalies, attempts
 	res.strict, res.modelOps, res.skipped, res.unexplained = ch.strict, ch.modelOps, ch.skipped, ch.unexplain
 	for _, in := range c.insts {

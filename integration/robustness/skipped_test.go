@@ -34,26 +34,28 @@ func TestCheckSkipped(t *testing.T) {
 		name                   string
 		attempts               []attempt
 		admin                  []op
-		restarts               []window
+		sf                     storeFaults
 		explained, unexplained int64
 	}{
-		{"contiguous", []attempt{ok(0, 10, 1, 1), ok(20, 30, 2, 4), ok(25, 40, 5, 5)}, nil, nil, 0, 0},
-		{"a write run twice", []attempt{ok(0, 10, 1, 1), ok(20, 30, 4, 6)}, nil, nil, 0, 2},
-		{"a failed request between", []attempt{ok(0, 10, 1, 1), failed(12, 15, 2), ok(20, 30, 4, 6)}, nil, nil, 2, 0},
-		{"a failed request too small", []attempt{ok(0, 10, 1, 1), failed(12, 15, 1), ok(20, 30, 4, 6)}, nil, nil, 1, 1},
-		{"a failed request long before", []attempt{failed(0, 5, 5), ok(10_000, 10_010, 1, 1), ok(10_020, 10_030, 4, 6)}, nil, nil, 0, 2},
-		{"a failed request whose write lands late", []attempt{failed(0, 5, 2), ok(1_000, 1_010, 1, 1), ok(1_020, 1_030, 4, 6)}, nil, nil, 2, 0},
-		{"a Set between", []attempt{ok(0, 10, 1, 1), ok(20, 30, 11, 11)}, []op{set(12, 15, 10, true)}, nil, 9, 0},
-		{"a Set that moved it part of the way", []attempt{ok(0, 10, 1, 1), ok(20, 30, 11, 11)}, []op{set(12, 15, 7, true)}, nil, 6, 3},
-		{"a Set after", []attempt{ok(0, 10, 1, 1), ok(20, 30, 11, 11)}, []op{set(40, 45, 10, true)}, nil, 0, 9},
-		{"a Set answered backwards", []attempt{ok(0, 10, 1, 1), ok(20, 30, 11, 11)}, []op{{Kind: opSet, Start: at(12), End: at(15), Value: 10, OK: true, Backwards: true}}, nil, 0, 9},
-		{"a Set with no answer", []attempt{ok(0, 10, 1, 1), ok(20, 30, 11, 11)}, []op{set(12, 15, 10, false)}, nil, 9, 0},
-		{"skipped before the first", []attempt{ok(0, 10, 3, 3)}, nil, nil, 0, 2},
-		{"a store restart between", []attempt{ok(0, 10, 1, 1), ok(20, 30, 4, 6)}, nil, []window{{at(5), at(8)}}, 2, 0},
-		{"a store restart after", []attempt{ok(0, 10, 1, 1), ok(20, 30, 4, 6)}, nil, []window{{at(40), at(50)}}, 0, 2},
+		{"contiguous", []attempt{ok(0, 10, 1, 1), ok(20, 30, 2, 4), ok(25, 40, 5, 5)}, nil, storeFaults{}, 0, 0},
+		{"a write run twice", []attempt{ok(0, 10, 1, 1), ok(20, 30, 4, 6)}, nil, storeFaults{}, 0, 2},
+		{"a failed request between", []attempt{ok(0, 10, 1, 1), failed(12, 15, 2), ok(20, 30, 4, 6)}, nil, storeFaults{}, 2, 0},
+		{"a failed request too small", []attempt{ok(0, 10, 1, 1), failed(12, 15, 1), ok(20, 30, 4, 6)}, nil, storeFaults{}, 1, 1},
+		{"a failed request long before", []attempt{failed(0, 5, 5), ok(10_000, 10_010, 1, 1), ok(10_020, 10_030, 4, 6)}, nil, storeFaults{}, 0, 2},
+		{"a failed request whose write lands late", []attempt{failed(0, 5, 2), ok(1_000, 1_010, 1, 1), ok(1_020, 1_030, 4, 6)}, nil, storeFaults{}, 2, 0},
+		{"a Set between", []attempt{ok(0, 10, 1, 1), ok(20, 30, 11, 11)}, []op{set(12, 15, 10, true)}, storeFaults{}, 9, 0},
+		{"a Set that moved it part of the way", []attempt{ok(0, 10, 1, 1), ok(20, 30, 11, 11)}, []op{set(12, 15, 7, true)}, storeFaults{}, 6, 3},
+		{"a Set after", []attempt{ok(0, 10, 1, 1), ok(20, 30, 11, 11)}, []op{set(40, 45, 10, true)}, storeFaults{}, 0, 9},
+		{"a Set answered backwards", []attempt{ok(0, 10, 1, 1), ok(20, 30, 11, 11)}, []op{{Kind: opSet, Start: at(12), End: at(15), Value: 10, OK: true, Backwards: true}}, storeFaults{}, 0, 9},
+		{"a Set with no answer", []attempt{ok(0, 10, 1, 1), ok(20, 30, 11, 11)}, []op{set(12, 15, 10, false)}, storeFaults{}, 9, 0},
+		{"skipped before the first", []attempt{ok(0, 10, 3, 3)}, nil, storeFaults{}, 0, 2},
+		{"a store restart between", []attempt{ok(0, 10, 1, 1), ok(20, 30, 4, 6)}, nil, storeFaults{restarts: []window{{at(5), at(8)}}}, 2, 0},
+		{"a store restart after", []attempt{ok(0, 10, 1, 1), ok(20, 30, 4, 6)}, nil, storeFaults{restarts: []window{{at(40), at(50)}}}, 0, 2},
+		{"a failed request while commands were held", []attempt{failed(0, 5, 2), ok(7_000, 7_010, 1, 1), ok(7_020, 7_030, 4, 6)}, nil, storeFaults{blocked: []window{{at(0), at(1_000)}}}, 2, 0},
+		{"a failed request long before, commands held", []attempt{failed(0, 5, 2), ok(10_000, 10_010, 1, 1), ok(10_020, 10_030, 4, 6)}, nil, storeFaults{blocked: []window{{at(0), at(1_000)}}}, 0, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := checkSkipped(c.attempts, c.admin, c.restarts, t0)
+			got := checkSkipped(c.attempts, c.admin, c.sf, t0)
 			if got.explained != c.explained || got.unexplained != c.unexplained {
 				t.Errorf("explained %d, unexplained %d; want %d, %d (%v)", got.explained, got.unexplained, c.explained, c.unexplained, got.examples)
 			}
