@@ -45,8 +45,8 @@ type Relay struct {
 	wg    sync.WaitGroup
 
 	// What DropWriteReplies and DropWriteRepliesFor ask, under mu.
-	dropNext  int       // the next write replies to drop
-	dropProb  float64   // the chance of dropping each write reply until dropUntil
+	dropNext  int     // the next write replies to drop
+	dropProb  float64 // the chance of dropping each write reply until dropUntil
 	dropUntil time.Time
 	// droppedTxns are the retryable writes whose replies were dropped, until
 	// StopDropping: their retries' replies pass.
