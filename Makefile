@@ -107,7 +107,7 @@ run:
 	[ -x bin/devstore ] || echo "make run: building the development store — first time only, a few minutes"; \
 	[ -x bin/seqd ] || echo "make run: building seqd — first time only"; \
 	$(MAKE) --no-print-directory -j2 build devstore || exit 1; \
-	exec 3< <(exec $$(command -v setsid) bin/devstore -listen $(DEVSTORE_ADDR) -dir $(DEVSTORE_DIR)); ds=$$!; \
+	exec 3< <(exec $$(command -v setsid) bin/devstore -listen $(DEVSTORE_ADDR) -dir $(DEVSTORE_DIR) -repl-set rs0); ds=$$!; \
 	trap 'kill $$ds 2>/dev/null; wait $$ds 2>/dev/null' EXIT; \
 	trap 'exit 130' INT TERM; \
 	ready=; timedout=; \
@@ -126,7 +126,7 @@ run:
 	fi; \
 	cat <&3 & exec 3<&-; \
 	against="the development store at $(DEVSTORE_ADDR) (data in ./$(DEVSTORE_DIR))"; $(run_banner); \
-	MONGODB_URI=mongodb://$(DEVSTORE_ADDR)/ bin/seqd
+	MONGODB_URI="mongodb://$(DEVSTORE_ADDR)/?replicaSet=rs0" bin/seqd
 
 # What `make run` says before seqd starts: where it serves, against what, and whether
 # tokens are on (never the tokens themselves). The shell variable against names the store.

@@ -48,7 +48,8 @@ type failData struct {
 	namespace         *string
 	errorCode         int32
 	hasErrorCode      bool
-	errorLabels       bsoncore.Array // nil: none given
+	errorLabels       bsoncore.Array // nil: none given, or an empty array
+	labelsGiven       bool           // errorLabels given, even empty: the only labels
 	closeConnection   bool
 	blockTime         time.Duration // > 0: blockConnection with blockTimeMS
 	writeConcernError bsoncore.Document
@@ -61,6 +62,7 @@ type activation struct {
 	errorCode         int32
 	hasErrorCode      bool
 	errorLabels       bsoncore.Array
+	labelsGiven       bool
 	writeConcernError bsoncore.Document
 }
 
@@ -170,6 +172,7 @@ func parseFailData(d bsoncore.Document) (*failData, *commandError) {
 		fd.errorCode, fd.hasErrorCode = int32(n), true
 	}
 	if arr, ok := d.Lookup("errorLabels").ArrayOK(); ok {
+		fd.labelsGiven = true
 		if vals, _ := arr.Values(); len(vals) > 0 { // mongod adds no empty errorLabels
 			fd.errorLabels = slices.Clone(arr) // arr is in the request's buffer, which is reused
 		}
@@ -231,6 +234,7 @@ func (f *failCommand) activate(name, ns, appName string, write bool) *activation
 		errorCode:         d.errorCode,
 		hasErrorCode:      d.hasErrorCode,
 		errorLabels:       d.errorLabels,
+		labelsGiven:       d.labelsGiven,
 		writeConcernError: wce,
 	}
 }

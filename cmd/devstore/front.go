@@ -26,10 +26,12 @@ import (
 // message's buffer grows as its bytes arrive, and FerretDB is dialed at the
 // first whole message. The timeouts and the cap bound how long and how many.
 type front struct {
-	dial   func(context.Context) (net.Conn, error) // a new connection to FerretDB
-	log    *slog.Logger
-	fail   *failCommand
-	writes chan struct{} // holds a token while a write command is at FerretDB
+	dial    func(context.Context) (net.Conn, error) // a new connection to FerretDB
+	log     *slog.Logger
+	fail    *failCommand
+	writes  chan struct{} // holds a token while a write command is at FerretDB
+	rs      *replSet      // nil for a standalone store (-repl-set '')
+	retries *retryTable   // retryable writes, on a replica set
 
 	readTimeout time.Duration // for a message's bytes, from its first to its last
 	idleTimeout time.Duration // for a message's first byte, from the last reply
@@ -60,6 +62,7 @@ func newFront(dial func(context.Context) (net.Conn, error), log *slog.Logger) *f
 		dial:        dial,
 		log:         log,
 		fail:        newFailCommand(),
+		retries:     newRetryTable(),
 		writes:      make(chan struct{}, 1),
 		readTimeout: defaultReadTimeout,
 		idleTimeout: defaultIdleTimeout,
@@ -254,6 +257,9 @@ func (f *front) handle(ctx context.Context, s *session) error {
 		}
 	}
 	if req.opcode != wiremessage.OpMsg {
+		if req.handshake != nil && f.rs != nil {
+			return f.forwardThen(relayOperation(ctx), s, req, f.helloEdit(req), nil)
+		}
 		return f.forward(ctx, s, req)
 	}
 	switch req.command {
@@ -273,24 +279,91 @@ func (f *front) handle(ctx context.Context, s *session) error {
 		// FerretDB keeps no server sessions, so there is nothing to end; drivers send
 		// this as they disconnect, and an error would only be logged.
 		return s.answer(req, okDocument())
+	case "replSetStepDown":
+		if f.rs == nil {
+			return s.answer(req, errorDocument(errNoReplication, nil))
+		}
+		return s.answer(req, f.rs.stepDownCommand(req))
+	case "replSetGetStatus":
+		if f.rs == nil {
+			return s.answer(req, errorDocument(errNoReplication, nil))
+		}
+		return s.answer(req, f.rs.status())
 	}
 
-	act := f.fail.activate(req.command, req.namespace(), s.appName, writeCommands[req.command])
-	if act == nil {
-		return f.forward(ctx, s, req)
+	op, refusal := f.admit(ctx, req)
+	defer op.cancel()
+	if refusal != nil {
+		return s.answer(req, op.errorReply(refusal))
 	}
-	if err := pause(ctx, act.block); err != nil {
-		return err
+	act := f.fail.activate(req.command, req.namespace(), s.appName, writeCommands[req.command])
+	var edit func(bsoncore.Document) bsoncore.Document
+	if act != nil {
+		if err := f.await(op, op.relay, nil, act.block); err != nil {
+			return f.answerWaitError(op, s, req, err)
+		}
+		switch {
+		case act.closeConnection:
+			return errCloseConnection
+		case act.hasErrorCode:
+			return s.answer(req, op.labelled(act.errorReply(), act.labelsGiven))
+		case act.writeConcernError != nil:
+			edit = func(body bsoncore.Document) bsoncore.Document {
+				return op.labelled(act.withWriteConcernError(body), act.labelsGiven)
+			}
+		}
+	}
+	if edit == nil {
+		edit = func(body bsoncore.Document) bsoncore.Document { return op.labelled(body, false) }
 	}
 	switch {
-	case act.closeConnection:
-		return errCloseConnection
-	case act.hasErrorCode:
-		return s.answer(req, act.errorReply())
-	case act.writeConcernError != nil:
-		return f.forwardThen(ctx, s, req, act.withWriteConcernError)
+	case req.handshake != nil && f.rs != nil:
+		if err := f.rs.awaitHello(ctx, req.body); err != nil {
+			return err
+		}
+		return f.forwardThen(op, s, req, f.helloEdit(req), nil)
+	case op.retryable:
+		return f.retryableWrite(op, s, req, edit)
 	}
-	return f.forward(ctx, s, req)
+	return f.forwardThen(op, s, req, edit, nil)
+}
+
+// helloEdit makes FerretDB's answer to a hello the replica set member's.
+func (f *front) helloEdit(req request) func(bsoncore.Document) bsoncore.Document {
+	command := "hello"
+	if elem, err := req.handshake.IndexErr(0); err == nil && elem.Key() != "hello" {
+		command = "isMaster"
+	}
+	return func(body bsoncore.Document) bsoncore.Document { return f.rs.editHello(body, command) }
+}
+
+// retryableWrite runs a write that carries lsid and txnNumber at most once, as
+// retryTable describes, answering a retry from the record of the first execution.
+func (f *front) retryableWrite(op *operation, s *session, req request, edit func(bsoncore.Document) bsoncore.Document) error {
+	for {
+		step := f.retries.begin(req.lsid, req.txnNumber)
+		switch {
+		case step.err != nil:
+			return s.answer(req, op.errorReply(step.err))
+		case step.reply != nil:
+			return s.answer(req, edit(step.reply))
+		case step.wait != nil:
+			if err := f.await(op, op.ctx, step.wait, -1); err != nil {
+				return f.answerWaitError(op, s, req, err)
+			}
+			continue
+		}
+		finished := false
+		record := func(reply bsoncore.Document) {
+			f.retries.finish(req.lsid, step.run, reply)
+			finished = true
+		}
+		err := f.forwardThen(op, s, req, edit, record)
+		if !finished {
+			f.retries.finish(req.lsid, step.run, nil)
+		}
+		return err
+	}
 }
 
 // waitForFailPoint answers {waitForFailPoint: "failCommand", timesEntered: n, maxTimeMS: m}.
@@ -316,15 +389,18 @@ func (f *front) waitForFailPoint(ctx context.Context, cmd bsoncore.Document) bso
 
 // forward sends the request to FerretDB and relays its replies to the client.
 func (f *front) forward(ctx context.Context, s *session, req request) error {
-	return f.forwardThen(ctx, s, req, nil)
+	return f.forwardThen(relayOperation(ctx), s, req, nil, nil)
 }
 
 // forwardThen is forward with the final reply's body changed by edit, if edit is
-// not nil. A write command holds f.writes from sending to its last reply from
+// not nil, and FerretDB's final reply given to record first, if record is not
+// nil. A write command holds f.writes from sending to its last reply from
 // FerretDB, so that write commands reach FerretDB one at a time; the token is
 // given back before the reply goes to the client, so that a client that does not
-// read cannot hold up the other writers.
-func (f *front) forwardThen(ctx context.Context, s *session, req request, edit func(bsoncore.Document) bsoncore.Document) error {
+// read cannot hold up the other writers. The waits for the token and for the
+// reply delay end with op's maxTimeMS or a stepdown that interrupts op: the
+// client is then answered with the error.
+func (f *front) forwardThen(op *operation, s *session, req request, edit func(bsoncore.Document) bsoncore.Document, record func(bsoncore.Document)) error {
 	release := func() {}
 	if writeCommands[req.command] {
 		select {
@@ -332,8 +408,10 @@ func (f *front) forwardThen(ctx context.Context, s *session, req request, edit f
 			var once sync.Once
 			release = func() { once.Do(func() { <-f.writes }) }
 			defer release()
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-op.interrupt:
+			return f.answerWaitError(op, s, req, errInterrupted)
+		case <-op.ctx.Done():
+			return f.answerWaitError(op, s, req, op.ctx.Err())
 		}
 	}
 	if _, err := s.backend.Write(s.buf); err != nil {
@@ -347,6 +425,11 @@ func (f *front) forwardThen(ctx context.Context, s *session, req request, edit f
 		more := wiremessage.IsMsgMoreToCome(s.reply) // an exhaust stream goes on
 		if !more {
 			release()
+			if record != nil {
+				if body, ok := msgBody(s.reply); ok {
+					record(body)
+				}
+			}
 		}
 		if req.moreToCome {
 			// The client asked for no reply (w: 0), but FerretDB answers every
@@ -358,12 +441,10 @@ func (f *front) forwardThen(ctx context.Context, s *session, req request, edit f
 			continue
 		}
 		if edit != nil && !more {
-			if body, ok := msgBody(s.reply); ok {
-				s.reply = appendMsg(s.reply[:0], responseTo(s.reply), edit(body))
-			}
+			s.reply = editReply(s.reply, edit)
 		}
-		if err := pause(ctx, f.replyDelay); err != nil {
-			return err
+		if err := f.await(op, op.relay, nil, f.replyDelay); err != nil {
+			return f.answerWaitError(op, s, req, err)
 		}
 		if _, err := s.client.Write(s.reply); err != nil {
 			return err
@@ -408,6 +489,15 @@ type request struct {
 	db         string            // OP_MSG: $db
 	body       bsoncore.Document // OP_MSG: the section-0 document
 	handshake  bsoncore.Document // hello or isMaster, by OP_MSG or OP_QUERY
+
+	// OP_MSG: what the replica set looks at.
+	lsid           string // the lsid document's bytes, if any
+	txnNumber      int64
+	hasTxnNumber   bool
+	transaction    bool   // startTransaction or autocommit given
+	readConcern    string // readConcern.level
+	readPreference string // $readPreference.mode
+	maxTimeMS      int64
 }
 
 // namespace is "db.collection" for commands whose first value names a collection.
@@ -468,6 +558,14 @@ func parseRequest(msg []byte) (request, bool) {
 		if isHandshake(req.command) {
 			req.handshake = req.body
 		}
+		if lsid, ok := req.body.Lookup("lsid").DocumentOK(); ok {
+			req.lsid = string(lsid)
+		}
+		req.txnNumber, req.hasTxnNumber = req.body.Lookup("txnNumber").AsInt64OK()
+		req.transaction = req.body.Lookup("startTransaction").Type != 0 || req.body.Lookup("autocommit").Type != 0
+		req.readConcern, _ = req.body.Lookup("readConcern", "level").StringValueOK()
+		req.readPreference, _ = req.body.Lookup("$readPreference", "mode").StringValueOK()
+		req.maxTimeMS, _ = req.body.Lookup("maxTimeMS").AsInt64OK()
 	case wiremessage.OpQuery:
 		// Drivers open a connection with a legacy hello by OP_QUERY on admin.$cmd.
 		// The driver deprecates its OP_QUERY readers for building messages, but

@@ -85,6 +85,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -110,7 +111,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	listen := fs.String("listen", "127.0.0.1:27017", "TCP address to serve MongoDB clients on (port 0 picks a free port)")
 	dir := fs.String("dir", "data", "directory for the SQLite files and FerretDB's socket")
 	replyDelay := fs.Duration("reply-delay", 0, "hold each of FerretDB's replies this long before it goes to the client, with no write held meanwhile: a store at a distance, for measurements")
+	replSetName := fs.String("repl-set", "rs0", "replica set name: the store answers as the one member of this set (connect with ?replicaSet=NAME); '' runs a standalone server")
+	rerunRetries := fs.Bool("mutant-rerun-retries", false, "BREAKS THE STORE, for tests that must catch it: run a retried write again instead of answering the first execution's reply")
 	var level slog.Level
+	fs.Usage = func() { // -mutant-* flags are for test suites, not for users
+		fmt.Fprintln(fs.Output(), "Usage of devstore:")
+		fs.VisitAll(func(fl *flag.Flag) {
+			if !strings.HasPrefix(fl.Name, "mutant-") {
+				name, usage := flag.UnquoteUsage(fl)
+				fmt.Fprintf(fs.Output(), "  -%s %s\n    \t%s (default %q)\n", fl.Name, name, usage, fl.DefValue)
+			}
+		})
+	}
 	fs.TextVar(&level, "log-level", slog.LevelWarn, "log level: debug, info, warn or error (on stderr)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -159,6 +171,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var d net.Dialer
 	fr := newFront(func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "unix", sock) }, log)
 	fr.replyDelay = *replyDelay
+	fr.retries.rerun = *rerunRetries
+	if *replSetName != "" {
+		fr.rs = newReplSet(*replSetName, l.Addr().String())
+		defer fr.rs.stop()
+	}
 	checkpointsDone := make(chan struct{})
 	go func() {
 		defer close(checkpointsDone)

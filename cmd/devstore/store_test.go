@@ -178,11 +178,14 @@ func TestRacingUpsertsNeverDuplicate(t *testing.T) {
 }
 
 // failpointFixture starts a store and returns a test context, a client of it and
-// the collection the failpoint tests write.
+// the collection the failpoint tests write. The client does not retry writes:
+// on a replica set, the driver retries a write whose error is retryable as long
+// as its context lasts, and these tests see what the failpoint does to one
+// command.
 func failpointFixture(t *testing.T) (context.Context, *mongo.Client, *mongo.Collection) {
 	t.Helper()
 	s := startStore(t)
-	c := connect(t, s.uri())
+	c := connect(t, s.uri(), options.Client().SetRetryWrites(false))
 	return testContext(t), c, c.Database("fp").Collection("counters")
 }
 

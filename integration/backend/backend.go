@@ -10,7 +10,10 @@
 //     testcontainers-go. This is tried only if the Docker engine answers within
 //     DockerProbeTimeout; a docker CLI without an engine is skipped quickly.
 //  3. The dev store: FerretDB on SQLite, built from cmd/devstore and run from a
-//     temporary directory (internal/proc).
+//     temporary directory (internal/proc), as the one-node replica set "rs0",
+//     connected with ?replicaSet=rs0 so that the driver retries writes as it does
+//     on MongoDB. SEQD_DEVSTORE_REPLSET, if set, names another set, or none
+//     (SEQD_DEVSTORE_REPLSET= ) for a standalone store, connected directly.
 //
 // A TestMain opens one Backend for the whole package, and tests call Database.
 // Every backend must keep MongoDB's promises for single-document writes. What not
@@ -48,6 +51,10 @@ const (
 	KindDevStore = "dev store (FerretDB on SQLite)"
 )
 
+// DevStoreReplSet is the replica set the dev store answers as, unless
+// SEQD_DEVSTORE_REPLSET says otherwise.
+const DevStoreReplSet = "rs0"
+
 // DockerProbeTimeout bounds the check for a Docker engine.
 const DockerProbeTimeout = 3 * time.Second
 
@@ -58,6 +65,10 @@ type Backend struct {
 	Direct  bool          // connect directly, not by replica set discovery
 	Client  *mongo.Client // shared by the tests
 	Version string        // the server's buildInfo version
+
+	// ReplSet is the dev store's replica set name, "" for a standalone or
+	// another server.
+	ReplSet string
 
 	stop     func(context.Context) error
 	devStore *devStoreRun // the dev store Open started, for Restart; nil for the others
@@ -84,7 +95,11 @@ func Open(ctx context.Context, logf func(format string, args ...any)) (*Backend,
 		}
 		logf("backend: Docker answers, but mongo:8.0 did not start (%v); using the dev store", err)
 	}
-	return StartDevStore(ctx)
+	replSet := DevStoreReplSet
+	if name, ok := os.LookupEnv("SEQD_DEVSTORE_REPLSET"); ok {
+		replSet = name
+	}
+	return StartDevStore(ctx, replSet)
 }
 
 // Close disconnects the shared client and stops what Open started.
@@ -243,10 +258,11 @@ func startDocker(ctx context.Context) (*Backend, error) {
 	return b, nil
 }
 
-// StartDevStore builds and starts a dev store of its own, with the further
-// flags args (cmd/devstore), in a temporary directory that Close removes: the
-// third choice of Open, or a store with other flags beside it.
-func StartDevStore(ctx context.Context, args ...string) (*Backend, error) {
+// StartDevStore builds and starts a dev store of its own as the replica set
+// replSet ("" for a standalone store), with the further flags args
+// (cmd/devstore), in a temporary directory that Close removes: the third choice
+// of Open, or a store with other flags beside it.
+func StartDevStore(ctx context.Context, replSet string, args ...string) (*Backend, error) {
 	bin, err := proc.Build(ctx, "./cmd/devstore")
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)
@@ -262,17 +278,22 @@ func StartDevStore(ctx context.Context, args ...string) (*Backend, error) {
 		}
 		return errors.Join(err, os.RemoveAll(dir))
 	}
+	args = append([]string{"-repl-set", replSet}, args...)
 	srv, err := proc.StartDevStore(ctx, bin, dir, "127.0.0.1:0", args...)
 	if err != nil {
 		cleanup(ctx, nil)
 		return nil, fmt.Errorf("backend: %w", err)
 	}
-	b, err := connect(ctx, &Backend{Kind: KindDevStore, URI: srv.URI(), Direct: true})
+	be := &Backend{Kind: KindDevStore, URI: srv.URI(), Direct: true, ReplSet: replSet}
+	if replSet != "" {
+		be.URI, be.Direct = srv.URI()+"?replicaSet="+replSet, false
+	}
+	b, err := connect(ctx, be)
 	if err != nil {
 		cleanup(ctx, srv)
 		return nil, err
 	}
-	b.devStore = &devStoreRun{bin: bin, srv: srv}
+	b.devStore = &devStoreRun{bin: bin, srv: srv, args: args}
 	b.stop = func(ctx context.Context) error { return cleanup(ctx, b.devStore.current()) }
 	return b, nil
 }

@@ -37,7 +37,7 @@ func TestRobustness(t *testing.T) {
 		case be.Kind == backend.KindDevStore && !isReplicaSet(t, be):
 			standalone = be // a dev store that is standalone already
 		default:
-			standalone = openDevStore(t, storeStandalone, "-repl-set=")
+			standalone = openDevStore(t, storeStandalone, "")
 		}
 		return standalone
 	}
@@ -81,7 +81,7 @@ func TestRobustnessMutants(t *testing.T) {
 		t.Run(m, func(t *testing.T) {
 			st, seqdMutant := be, m
 			if m == storeMutant {
-				st, seqdMutant = openDevStore(t, storeMutant, "-mutant-rerun-retries"), ""
+				st, seqdMutant = openDevStore(t, storeMutant, backend.DevStoreReplSet, "-mutant-rerun-retries"), ""
 			}
 			var traffic time.Duration
 			for i, seed := range runSeeds() {

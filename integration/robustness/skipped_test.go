@@ -81,7 +81,7 @@ func TestDroppedWriteReplyRetried(t *testing.T) {
 		}
 	})
 	t.Run("mutant store", func(t *testing.T) {
-		st := openDevStore(t, storeMutant, "-mutant-rerun-retries")
+		st := openDevStore(t, storeMutant, backend.DevStoreReplSet, "-mutant-rerun-retries")
 		if seq := incThroughDroppingRelay(t, st); seq != 2 {
 			t.Fatalf("the mutant store's seq is %d after one $inc whose reply was dropped: want 2 (the retry run again)", seq)
 		}

@@ -42,13 +42,14 @@ func storeName(st *backend.Backend) string {
 	return storeBackend
 }
 
-// openDevStore starts a dev store of t's own, called name, with the flags
-// args; it stops when t ends.
-func openDevStore(t *testing.T, name string, args ...string) *backend.Backend {
+// openDevStore starts a dev store of t's own, called name, as the replica set
+// replSet ("" for a standalone store) with the further flags args; it stops
+// when t ends.
+func openDevStore(t *testing.T, name, replSet string, args ...string) *backend.Backend {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	st, err := backend.StartDevStore(ctx, args...)
+	st, err := backend.StartDevStore(ctx, replSet, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func openDevStore(t *testing.T, name string, args ...string) *backend.Backend {
 		}
 	})
 	storeNames.Store(st, name)
-	say("robustness: the %s store, a dev store with %q: %s", name, args, st)
+	say("robustness: the %s store, a dev store (replica set %q) with %q: %s", name, replSet, args, st)
 	return st
 }
 
@@ -122,22 +123,15 @@ func isReplicaSet(t *testing.T, st *backend.Backend) bool {
 	return h.SetName != ""
 }
 
-// stepDown has the store's primary step down for secs, as
-// {replSetStepDown: secs, force: true} does on mongod: it refuses writes and
-// interrupts those in flight, then, a one-node set, is elected again. A
-// network error is taken for the stepdown's: a mongod before 4.2 closed every
-// connection.
+// stepDown has the store's primary step down for secs (backend.StepDown): it
+// refuses writes and interrupts those in flight, then, a one-node set, is
+// elected again. A network error is taken for the stepdown's: a mongod
+// before 4.2 closed every connection.
 func stepDown(ctx context.Context, st *backend.Backend, secs int) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	// mongod refuses a stepdown no longer than the wait for a secondary to
-	// catch up (secondaryCatchUpPeriodSecs); a one-node set has none to wait for.
-	err := st.Client.Database("admin").RunCommand(ctx, bson.D{
-		{Key: "replSetStepDown", Value: secs}, {Key: "force", Value: true},
-		{Key: "secondaryCatchUpPeriodSecs", Value: 0},
-	}).Err()
-	if err != nil && !mongo.IsNetworkError(err) {
-		return fmt.Errorf("replSetStepDown %d: %w", secs, err)
+	if err := st.StepDown(ctx, secs); err != nil && !mongo.IsNetworkError(err) {
+		return err
 	}
 	return nil
 }

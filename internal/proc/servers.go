@@ -63,25 +63,20 @@ func (s *Seqd) URL() string { return "http://" + s.Addr() }
 // minute).
 type DevStore struct {
 	*Process
-	dir  string
-	args []string
+	dir string
 }
 
 // StartDevStore runs bin on the address listen ("127.0.0.1:0" for a free port) with
 // its data in dir and the further flags args, and returns once it accepts
-// connections. A restart after Kill or Stop can pass the old Addr and Args, so that
-// clients find the store where it was, as it was.
+// connections. A restart after Kill or Stop can pass the old Addr, so that
+// clients find the store where it was.
 func StartDevStore(ctx context.Context, bin, dir, listen string, args ...string) (*DevStore, error) {
-	cmd := exec.Command(bin, append([]string{"-listen", listen, "-dir", dir}, args...)...)
-	p, err := Start(ctx, cmd, ListeningOn)
+	p, err := Start(ctx, exec.Command(bin, append([]string{"-listen", listen, "-dir", dir}, args...)...), ListeningOn)
 	if err != nil {
 		return nil, fmt.Errorf("devstore: %w", err)
 	}
-	return &DevStore{Process: p, dir: dir, args: args}, nil
+	return &DevStore{Process: p, dir: dir}, nil
 }
-
-// Args are the flags the store was started with, besides its address and directory.
-func (s *DevStore) Args() []string { return s.args }
 
 // URI is a MongoDB connection string for the store.
 func (s *DevStore) URI() string { return "mongodb://" + s.Addr() + "/" }
