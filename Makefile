@@ -46,23 +46,29 @@ integration:
 	else echo "make: no npm: TestUUIDv7NodeDriver and TestTypeScriptClient will skip (the Node driver; a client generated from openapi.json)" >&2; fi
 	cd integration && $(GOTEST) -tags integration -count=1 -timeout 30m
 	$(GOTEST) -tags integration -count=1 $$($(GO) list -tags integration ./integration/... | grep -v -e '/integration$$' -e '/robustness$$')
-	cd integration/robustness && $(GOTEST) -tags integration -count=1 -timeout 15m -run '^TestRobustness$$' \
-		-robustness.runs=2 -robustness.duration=30s
+	cd integration/robustness && $(GOTEST) -tags integration -count=1 -timeout 15m \
+		-run '^(TestRobustness|TestCheckSkipped|TestDroppedWriteReplyRetried)$$' \
+		-robustness.runs=2 -robustness.duration=30s -robustness.store=both
 
 # The robustness suite (integration/robustness): RUNS runs of DURATION each, random
 # traffic and faults on the store and three seqd, every history checked; seeds from
-# the clock, or SEED=… for one run again. robustness-mutants runs each deliberately
-# broken build (-tags seqdmutants) until the checks catch it.
+# the clock, or SEED=… for one run again. STORE is backend (the suite's store: the
+# dev store as a one-node replica set), standalone (a dev store with -repl-set '')
+# or both (runs take turns). robustness-mutants runs each deliberately broken build
+# (-tags seqdmutants) and the mutant dev store until the checks catch them (MUTANTS:
+# all, or some of no-lease,no-fence,early-answer,store-rerun-retries).
 RUNS ?= 10
 DURATION ?= 60s
 SEED ?=
+STORE ?= backend
+MUTANTS ?= all
 robustness:
 	cd integration/robustness && $(GOTEST) -tags integration -count=1 -timeout 0 -run '^TestRobustness$$' \
-		-robustness.runs=$(RUNS) -robustness.duration=$(DURATION) $(if $(SEED),-robustness.seed=$(SEED))
+		-robustness.runs=$(RUNS) -robustness.duration=$(DURATION) -robustness.store=$(STORE) $(if $(SEED),-robustness.seed=$(SEED))
 
 robustness-mutants:
 	cd integration/robustness && $(GOTEST) -tags integration -count=1 -timeout 0 -run '^TestRobustnessMutants$$' \
-		-robustness.mutants=all -robustness.runs=$(RUNS) -robustness.duration=$(DURATION) $(if $(SEED),-robustness.seed=$(SEED))
+		-robustness.mutants=$(MUTANTS) -robustness.runs=$(RUNS) -robustness.duration=$(DURATION) $(if $(SEED),-robustness.seed=$(SEED))
 
 # The README's figures: builds and starts what it needs (dev store, seqd with and
 # without coalescing, a bare Echo server), measures, prints the table to bench.md.

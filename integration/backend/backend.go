@@ -95,7 +95,11 @@ func Open(ctx context.Context, logf func(format string, args ...any)) (*Backend,
 		}
 		logf("backend: Docker answers, but mongo:8.0 did not start (%v); using the dev store", err)
 	}
-	return startDevStore(ctx)
+	replSet := DevStoreReplSet
+	if name, ok := os.LookupEnv("SEQD_DEVSTORE_REPLSET"); ok {
+		replSet = name
+	}
+	return StartDevStore(ctx, replSet)
 }
 
 // Close disconnects the shared client and stops what Open started.
@@ -254,7 +258,11 @@ func startDocker(ctx context.Context) (*Backend, error) {
 	return b, nil
 }
 
-func startDevStore(ctx context.Context) (*Backend, error) {
+// StartDevStore builds and starts a dev store of its own as the replica set
+// replSet ("" for a standalone store), with the further flags args
+// (cmd/devstore), in a temporary directory that Close removes: the third choice
+// of Open, or a store with other flags beside it.
+func StartDevStore(ctx context.Context, replSet string, args ...string) (*Backend, error) {
 	bin, err := proc.Build(ctx, "./cmd/devstore")
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)
@@ -270,11 +278,7 @@ func startDevStore(ctx context.Context) (*Backend, error) {
 		}
 		return errors.Join(err, os.RemoveAll(dir))
 	}
-	replSet := DevStoreReplSet
-	if name, ok := os.LookupEnv("SEQD_DEVSTORE_REPLSET"); ok {
-		replSet = name
-	}
-	args := []string{"-repl-set", replSet}
+	args = append([]string{"-repl-set", replSet}, args...)
 	srv, err := proc.StartDevStore(ctx, bin, dir, "127.0.0.1:0", args...)
 	if err != nil {
 		cleanup(ctx, nil)

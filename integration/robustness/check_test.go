@@ -3,6 +3,7 @@
 package robustness
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -97,13 +98,16 @@ func toHistory(ops []op) []history.Op {
 type checked struct {
 	anomalies []anomaly
 	strict    int      // answers checked as strict
+	skipped   int64    // strict names' values never handed out
+	unexplain int64    // of them, those nothing explains
 	modelOps  int      // operations porcupine checked
 	visuals   []string // porcupine visualizations written
 }
 
-// checkHistory runs every check but the accounts over ops. A failing
+// checkHistory runs every check but the accounts over ops and attempts;
+// sf are the store's faults that checkSkipped needs. A failing
 // porcupine check writes its visualization to dir.
-func checkHistory(names []seqName, ops []op, t0 time.Time, dir func() string) checked {
+func checkHistory(names []seqName, ops []op, attempts []attempt, sf storeFaults, t0 time.Time, dir func() string) checked {
 	var res checked
 	add := func(check, name string, n int64, examples []string) {
 		ex := ""
@@ -149,6 +153,22 @@ func checkHistory(names []seqName, ops []op, t0 time.Time, dir func() string) ch
 		}) {
 			if r := history.Check(toHistory(byProcess[k]), history.Options{}); r.OrderViolations > 0 {
 				add("per-process order ("+k+")", n.name, r.OrderViolations, r.Examples)
+			}
+		}
+
+		// A strict name's values: none skipped that no failure or Set explains.
+		if n.kind == kindStrict {
+			var as []attempt
+			for _, a := range attempts {
+				if a.Name == n.name {
+					as = append(as, a)
+				}
+			}
+			sk := checkSkipped(as, admin, sf, t0)
+			res.skipped += sk.explained + sk.unexplained
+			res.unexplain += sk.unexplained
+			if sk.unexplained > 0 {
+				add("strict values skipped, every request answered", n.name, sk.unexplained, sk.examples)
 			}
 		}
 
@@ -230,4 +250,128 @@ func mkdirReport(dir string, seed uint64) (string, error) {
 	}
 	dir = filepath.Join(dir, fmt.Sprintf("seed-%d", seed))
 	return dir, os.MkdirAll(dir, 0o755)
+}
+
+// skipSlack is how long after a failed request ended its write may still
+// reach the store and take values: a coalesced write runs by its latest
+// caller's deadline (seqd's 2 s), and waits for the write before it (as
+// long). blockedSlack adds a blockConnection failpoint's hold (at most 3.7 s),
+// for a request that failed while one was on.
+const (
+	skipSlack    = 5 * time.Second
+	blockedSlack = skipSlack + 4*time.Second
+)
+
+// storeFaults are the spans of the faults that change what a failed request
+// may have taken (checkSkipped).
+type storeFaults struct {
+	restarts []window // a store restart, up to skipSlack after it
+	blocked  []window // a blockConnection failpoint on
+}
+
+// storeFaultsOf reads them from a run's schedule.
+func storeFaultsOf(schedule []fault) storeFaults {
+	var sf storeFaults
+	for _, f := range schedule {
+		switch f.Kind {
+		case "store-restart":
+			sf.restarts = append(sf.restarts, window{f.At, f.Undone.Add(skipSlack)})
+		case "blockConnection":
+			sf.blocked = append(sf.blocked, window{f.At, f.Undone})
+		}
+	}
+	return sf
+}
+
+// slack is how long after f ended its write may still take values.
+func (sf storeFaults) slack(f attempt) time.Duration {
+	for _, w := range sf.blocked {
+		if f.Start.Before(w.to) && f.End.After(w.from) {
+			return blockedSlack
+		}
+	}
+	return skipSlack
+}
+
+// skipped is what checkSkipped found on one name.
+type skipped struct {
+	explained, unexplained int64 // values skipped
+	examples               []string
+}
+
+// checkSkipped counts the values of a strict name that seqd never handed out,
+// and those of them that nothing explains. A strict name's values are handed
+// out one after another: a value is skipped only by a request that took it
+// and never said so (a request not answered 200: a 503, a timeout, a lost
+// answer), or by a Set that moved the sequence past it. A gap between two
+// answers is explained by the Sets that ran between them, up to the highest
+// value they set, and by the values asked for by the requests that failed
+// between them (their writes may land up to skipSlack after they end, or
+// blockedSlack while a blockConnection failpoint holds commands);
+// whatever is left is unexplained: a write that ran twice, or values lost
+// with every request answered. attempts are every request for values of the
+// name as it went to seqd, admin the admin's operations on it.
+//
+// A gap during a store restart (sf.restarts) is explained whole: the dev store
+// keeps its record of retryable writes in memory, where mongod keeps it with
+// the write, so a write whose reply the restart lost runs again when the
+// driver retries it on the new process.
+func checkSkipped(attempts []attempt, admin []op, sf storeFaults, t0 time.Time) skipped {
+	var res skipped
+	var ok, failed []attempt
+	for _, a := range attempts {
+		if a.ok() {
+			ok = append(ok, a)
+		} else {
+			failed = append(failed, a)
+		}
+	}
+	slices.SortFunc(ok, func(a, b attempt) int { return cmp.Compare(a.First, b.First) })
+	var sets []op
+	for _, o := range admin {
+		if o.Kind == opSet && !o.Backwards {
+			sets = append(sets, o)
+		}
+	}
+	prev, prevAt := int64(0), attempt{Start: t0.Add(-time.Hour)}
+	for _, a := range ok {
+		if a.First > prev+1 {
+			lo, hi := prev+1, a.First-1
+			from, to := prevAt.Start, a.End // the values went between these
+			covered := prev
+			for _, o := range sets {
+				end := o.End
+				if !o.OK {
+					end = end.Add(skipSlack)
+				}
+				if o.Start.Before(to) && end.After(from) {
+					covered = max(covered, min(o.Value, hi))
+				}
+			}
+			var budget int64
+			for _, f := range failed {
+				if f.Start.Before(to) && f.End.Add(sf.slack(f)).After(from) {
+					budget += f.Count
+				}
+			}
+			for _, w := range sf.restarts {
+				if w.from.Before(to) && w.to.After(from) {
+					budget = hi - covered
+				}
+			}
+			rest := hi - covered
+			res.explained += covered - prev + min(rest, budget)
+			if rest > budget {
+				res.unexplained += rest - budget
+				res.examples = append(res.examples, fmt.Sprintf(
+					"values %d..%d (%d) never handed out between answers %d..%d (sent +%v) and %d..%d (answered +%v); the Sets between explain up to %d, the requests that failed between asked for %d",
+					lo, hi, hi-lo+1, prevAt.First, prevAt.Last, prevAt.Start.Sub(t0).Round(time.Millisecond),
+					a.First, a.Last, a.End.Sub(t0).Round(time.Millisecond), covered, budget))
+			}
+		}
+		if a.Last > prev {
+			prev, prevAt = a.Last, a
+		}
+	}
+	return res
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqd/seqd/integration/backend"
 	"github.com/seqd/seqd/integration/relay"
 	"github.com/seqd/seqd/internal/proc"
 )
@@ -145,19 +146,20 @@ func (in *instance) output() string {
 
 // A cluster is the store and the seqd instances of one run.
 type cluster struct {
+	store *backend.Backend
 	db    string
 	insts []*instance
 }
 
-// storeURI is the backend's connection string as seqd takes it: direct, when
-// the backend is reached directly.
-func storeURI() string {
-	if !be.Direct {
-		return be.URI
+// storeURI is the store's connection string as seqd takes it: direct, when
+// the store is reached directly.
+func storeURI(st *backend.Backend) string {
+	if !st.Direct {
+		return st.URI
 	}
-	u, err := url.Parse(be.URI)
+	u, err := url.Parse(st.URI)
 	if err != nil {
-		return be.URI
+		return st.URI
 	}
 	q := u.Query()
 	q.Set("directConnection", "true")
@@ -168,10 +170,11 @@ func storeURI() string {
 	return u.String()
 }
 
-// startCluster starts the instances on database db, each behind a relay of its
-// own where the store's URI allows one. mutant, if not empty, runs seqd built with
-// -tags seqdmutants and SEQD_MUTANT=mutant. Everything stops when tb ends.
-func startCluster(tb testing.TB, ctx context.Context, db, mutant string) (*cluster, error) {
+// startCluster starts the instances on database db of st, each behind a relay
+// of its own where the store's URI allows one. mutant, if not empty, runs seqd
+// built with -tags seqdmutants and SEQD_MUTANT=mutant. Everything stops when tb
+// ends.
+func startCluster(tb testing.TB, ctx context.Context, st *backend.Backend, db, mutant string) (*cluster, error) {
 	tags := ""
 	if mutant != "" {
 		tags = "seqdmutants"
@@ -180,17 +183,17 @@ func startCluster(tb testing.TB, ctx context.Context, db, mutant string) (*clust
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{db: db}
+	c := &cluster{store: st, db: db}
 	host := ""
-	if u, err := url.Parse(storeURI()); err == nil {
+	if u, err := url.Parse(storeURI(st)); err == nil {
 		host = u.Host
 	}
 	for i := range instances {
 		in := &instance{idx: i, bin: bin}
-		uri := storeURI()
+		uri := storeURI(st)
 		if host != "" && !strings.Contains(host, ",") {
 			in.relay = relay.Start(tb, host)
-			if uri, err = in.relay.Through(storeURI()); err != nil {
+			if uri, err = in.relay.Through(uri); err != nil {
 				return nil, err
 			}
 		}

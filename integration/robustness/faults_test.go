@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/seqd/seqd/integration/backend"
 )
 
 // A fault is one entry of a run's schedule: a kind, what it hits, how long it
@@ -58,6 +60,7 @@ type env struct {
 	c           *cluster
 	tr          *traffic
 	failCommand bool // the store accepts the failCommand failpoint
+	replSet     bool // the store is a replica set member: it can step down
 }
 
 var storeCommands = []string{"findAndModify", "update", "find"}
@@ -95,10 +98,10 @@ func failpoint(name string, data func(rng *rand.Rand) bson.D) faultKind {
 				return err
 			}
 			d = append(bson.D{{Key: "failCommands", Value: strings.Split(cmds, ",")}}, d...)
-			if err := waitStore(ctx); err != nil {
+			if err := waitStore(ctx, e.c.store); err != nil {
 				return err
 			}
-			fp := be.FailCommand(t, "alwaysOn", d)
+			fp := e.c.store.FailCommand(t, "alwaysOn", d)
 			pause(ctx, f.Hold)
 			return fp.Off(context.WithoutCancel(ctx))
 		},
@@ -173,7 +176,7 @@ var faultKinds = []faultKind{
 	{
 		name:      "store-restart",
 		weight:    2,
-		available: func(*env) bool { return be.CanRestart() },
+		available: func(e *env) bool { return e.c.store.CanRestart() },
 		draw: func(rng *rand.Rand, f *fault) {
 			f.Target = -1
 			f.Detail = "clean"
@@ -184,10 +187,10 @@ var faultKinds = []faultKind{
 		run: func(ctx context.Context, t *testing.T, e *env, f *fault) error {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 			defer cancel()
-			if err := be.Restart(rctx, f.Detail == "crash"); err != nil {
+			if err := e.c.store.Restart(rctx, f.Detail == "crash"); err != nil {
 				return err
 			}
-			return waitStore(rctx)
+			return waitStore(rctx, e.c.store)
 		},
 	},
 	{
@@ -223,6 +226,179 @@ var faultKinds = []faultKind{
 			return in.signal(syscall.SIGCONT)
 		},
 	},
+	{
+		// Lands where the traffic is: block fetches and strict writes.
+		name:      "stepdown",
+		weight:    2,
+		available: func(e *env) bool { return e.replSet },
+		draw: func(rng *rand.Rand, f *fault) {
+			f.Target, f.Hold = -1, stepDownSecs(rng)
+		},
+		run: func(ctx context.Context, t *testing.T, e *env, f *fault) error {
+			return stepDownFor(ctx, e, f.Hold)
+		},
+	},
+	{
+		// The admin switches its cached switching names to strict, and the
+		// primary steps down while they drain.
+		name:      "stepdown-drain",
+		weight:    1,
+		available: func(e *env) bool { return e.replSet },
+		draw: func(rng *rand.Rand, f *fault) {
+			after := time.Duration(rng.IntN(1500)) * time.Millisecond
+			f.Target, f.Hold, f.Detail = -1, stepDownSecs(rng), "after "+after.String()
+		},
+		run: func(ctx context.Context, t *testing.T, e *env, f *fault) error {
+			after, err := time.ParseDuration(strings.TrimPrefix(f.Detail, "after "))
+			if err != nil {
+				return err
+			}
+			e.nudge()
+			pause(ctx, after)
+			return stepDownFor(ctx, e, f.Hold)
+		},
+	},
+	{
+		// A seqd gives back its blocks on SIGTERM while the primary steps
+		// down: a little before the stepdown, or a little after it.
+		name:      "stepdown-giveback",
+		weight:    1,
+		available: func(e *env) bool { return e.replSet },
+		draw: func(rng *rand.Rand, f *fault) {
+			offset := time.Duration(rng.IntN(1000)-500) * time.Millisecond
+			f.Target, f.Hold, f.Detail = rng.IntN(instances), stepDownSecs(rng), "sigterm at "+offset.String()
+		},
+		run: func(ctx context.Context, t *testing.T, e *env, f *fault) error {
+			offset, err := time.ParseDuration(strings.TrimPrefix(f.Detail, "sigterm at "))
+			if err != nil {
+				return err
+			}
+			in := e.c.insts[f.Target]
+			stopped := make(chan error, 1)
+			sigterm := func() { // ends within its 15 s, waited for below
+				sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+				defer cancel()
+				stopped <- in.stop(sctx)
+			}
+			if offset < 0 {
+				go sigterm()
+				pause(ctx, -offset)
+				err = stepDown(ctx, e.c.store, int(f.Hold/time.Second))
+			} else {
+				err = stepDown(ctx, e.c.store, int(f.Hold/time.Second))
+				pause(ctx, offset)
+				go sigterm()
+			}
+			serr := <-stopped
+			pause(ctx, time.Until(f.At.Add(f.Hold)))
+			if err == nil {
+				err = waitPrimary(ctx, e.c.store)
+			}
+			if rerr := in.start(context.WithoutCancel(ctx)); rerr != nil {
+				return rerr
+			}
+			if serr != nil {
+				return fmt.Errorf("SIGTERM: %w", serr)
+			}
+			return err
+		},
+	},
+	{
+		// A seqd is paused past its lease while the admin switches its cached
+		// names to strict; the others drain and answer strict, then the
+		// primary steps down, and the paused seqd wakes while it is down: its
+		// leases have run out and it cannot learn of the switch, so it must
+		// not serve its old blocks.
+		name:      "stepdown-pause",
+		weight:    4, // as often as a pause
+		available: func(e *env) bool { return e.replSet },
+		draw: func(rng *rand.Rand, f *fault) {
+			at := drainWait + time.Duration(200+rng.IntN(800))*time.Millisecond
+			f.Target, f.Hold = rng.IntN(instances), lease+time.Duration(1000+rng.IntN(2000))*time.Millisecond
+			secs := min(5, int((f.Hold-at)/time.Second)+1+rng.IntN(2)) // past the wake
+			f.Detail = fmt.Sprintf("stepdown at %dms for %ds", at.Milliseconds(), secs)
+		},
+		run: func(ctx context.Context, t *testing.T, e *env, f *fault) error {
+			var ms, secs int
+			if _, err := fmt.Sscanf(f.Detail, "stepdown at %dms for %ds", &ms, &secs); err != nil {
+				return err
+			}
+			at := time.Duration(ms) * time.Millisecond
+			in := e.c.insts[f.Target]
+			if err := in.signal(syscall.SIGSTOP); err != nil {
+				return err
+			}
+			e.nudge()
+			pause(ctx, at)
+			err := stepDown(ctx, e.c.store, secs)
+			down := time.Now()
+			pause(ctx, time.Until(f.At.Add(f.Hold)))
+			if cerr := in.signal(syscall.SIGCONT); cerr != nil {
+				return cerr
+			}
+			if err != nil {
+				return err
+			}
+			pause(ctx, time.Until(down.Add(time.Duration(secs)*time.Second)))
+			return waitPrimary(ctx, e.c.store)
+		},
+	},
+	{
+		// The store runs a write and its answer is lost on the way: the
+		// driver retries it with the same transaction number, and the store
+		// must answer from its record of the first (the relay passes the
+		// retry's answer). Either the next few writes' replies, or each with
+		// a probability for a while.
+		name:      "drop-replies",
+		weight:    6, // costs a correct store nothing: every request still succeeds
+		available: func(e *env) bool { return e.c.insts[0].relay != nil },
+		draw: func(rng *rand.Rand, f *fault) {
+			f.Target, f.Hold = rng.IntN(instances), time.Duration(1000+rng.IntN(4000))*time.Millisecond
+			if rng.IntN(2) == 0 {
+				f.Detail = fmt.Sprintf("next %d", 1+rng.IntN(5))
+			} else {
+				f.Detail = fmt.Sprintf("p %.1f", []float64{0.1, 0.3, 0.5, 1}[rng.IntN(4)])
+			}
+		},
+		run: func(ctx context.Context, t *testing.T, e *env, f *fault) error {
+			r := e.c.insts[f.Target].relay
+			before := r.WriteRepliesDropped()
+			var n int
+			var p float64
+			switch {
+			case strings.HasPrefix(f.Detail, "next "):
+				if _, err := fmt.Sscanf(f.Detail, "next %d", &n); err != nil {
+					return err
+				}
+				r.DropWriteReplies(n)
+			default:
+				if _, err := fmt.Sscanf(f.Detail, "p %g", &p); err != nil {
+					return err
+				}
+				r.DropWriteRepliesFor(p, f.Hold)
+			}
+			pause(ctx, f.Hold)
+			r.StopDropping()
+			f.Detail += fmt.Sprintf(": %d dropped", r.WriteRepliesDropped()-before)
+			return nil
+		},
+	},
+}
+
+// stepDownSecs draws how long a stepdown lasts: 1 to 5 s, whole seconds as
+// replSetStepDown takes them.
+func stepDownSecs(rng *rand.Rand) time.Duration {
+	return time.Duration(1+rng.IntN(5)) * time.Second
+}
+
+// stepDownFor steps the primary down for hold and waits until it is primary
+// again.
+func stepDownFor(ctx context.Context, e *env, hold time.Duration) error {
+	if err := stepDown(ctx, e.c.store, int(hold/time.Second)); err != nil {
+		return err
+	}
+	pause(ctx, hold)
+	return waitPrimary(ctx, e.c.store)
 }
 
 // schedule draws the faults of a run of duration d from rng: after a quiet
@@ -279,13 +455,13 @@ func runSchedule(ctx context.Context, t *testing.T, e *env, faults []fault, unti
 
 // waitStore waits until the suite's own client reaches the store: after a
 // restart, the first command on each of its old connections fails.
-func waitStore(ctx context.Context) error {
+func waitStore(ctx context.Context, st *backend.Backend) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	var err error
 	for ctx.Err() == nil {
 		pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
-		err = be.Client.Database("admin").RunCommand(pctx, bson.D{{Key: "ping", Value: 1}}).Err()
+		err = st.Client.Database("admin").RunCommand(pctx, bson.D{{Key: "ping", Value: 1}}).Err()
 		pcancel()
 		if err == nil {
 			return nil

@@ -18,16 +18,35 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/seqd/seqd/integration/backend"
 )
 
 // TestRobustness runs the cluster under random traffic and faults, -robustness.runs
 // times (or once, with -robustness.seed), and fails on any anomaly.
 func TestRobustness(t *testing.T) {
+	switch *flagStore {
+	case storeBackend, storeStandalone, storeBoth:
+	default:
+		t.Fatalf("-robustness.store %q: backend, standalone or both", *flagStore)
+	}
+	var standalone *backend.Backend
+	standaloneStore := func() *backend.Backend {
+		switch {
+		case standalone != nil:
+		case be.Kind == backend.KindDevStore && !isReplicaSet(t, be):
+			standalone = be // a dev store that is standalone already
+		default:
+			standalone = openDevStore(t, storeStandalone, "")
+		}
+		return standalone
+	}
 	seeds := runSeeds()
 	var total figures
-	for _, seed := range seeds {
+	for i, seed := range seeds {
+		st := storeOf(i, standaloneStore)
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			r := run(t, seed, *flagDuration, "")
+			r := run(t, seed, *flagDuration, st, "")
 			total.add(r.figures)
 			if len(r.anomalies) > 0 {
 				t.Errorf("%s", r.failure())
@@ -39,9 +58,10 @@ func TestRobustness(t *testing.T) {
 	}
 }
 
-// mutants are the deliberately broken builds the suite must catch
-// (counters/mutants_on.go).
-var mutants = []string{"no-lease", "no-fence", "early-answer"}
+// mutants are the deliberately broken builds the suite must catch: seqd's
+// (counters/mutants_on.go), on the suite's backend, and the dev store's
+// (storeMutant), under seqd as it is.
+var mutants = []string{"no-lease", "no-fence", "early-answer", storeMutant}
 
 // TestRobustnessMutants runs each mutant named by -robustness.mutants until the
 // checks catch it, for at most -robustness.runs runs, and fails if one is not
@@ -59,9 +79,13 @@ func TestRobustnessMutants(t *testing.T) {
 			t.Fatalf("no mutant %q; there are %v", m, mutants)
 		}
 		t.Run(m, func(t *testing.T) {
+			st, seqdMutant := be, m
+			if m == storeMutant {
+				st, seqdMutant = openDevStore(t, storeMutant, backend.DevStoreReplSet, "-mutant-rerun-retries"), ""
+			}
 			var traffic time.Duration
 			for i, seed := range runSeeds() {
-				r := run(t, seed, *flagDuration, m)
+				r := run(t, seed, *flagDuration, st, seqdMutant)
 				traffic += r.traffic
 				if len(r.anomalies) > 0 {
 					checks := map[string]int64{}
@@ -104,6 +128,8 @@ type figures struct {
 	faults             map[string]int
 	anomalies          int64
 	strict, modelOps   int
+	skipped, dropped   int64 // strict values never handed out; write replies the relays dropped
+	unexplained        int64 // strict values skipped that nothing explains
 	traffic, checkTime time.Duration
 }
 
@@ -114,6 +140,9 @@ func (f *figures) add(g figures) {
 	f.anomalies += g.anomalies
 	f.strict += g.strict
 	f.modelOps += g.modelOps
+	f.skipped += g.skipped
+	f.unexplained += g.unexplained
+	f.dropped += g.dropped
 	f.traffic += g.traffic
 	f.checkTime += g.checkTime
 	if f.byVia == nil {
@@ -136,11 +165,13 @@ func (f figures) String() string {
 	n := 0
 	for _, k := range slices.Sorted(mapKeys(f.faults)) {
 		faults = append(faults, fmt.Sprintf("%s %d", k, f.faults[k]))
-		n += f.faults[k]
+		if !strings.HasSuffix(k, " FAILED") {
+			n += f.faults[k]
+		}
 	}
-	return fmt.Sprintf("%d ops (%d answered, %d values; %s); %d answers checked as strict, %d ops through porcupine; %d faults (%s); %d anomalies; traffic %v, checks %v",
-		f.ops, f.okOps, f.values, strings.Join(via, ", "), f.strict, f.modelOps, n, strings.Join(faults, ", "),
-		f.anomalies, f.traffic.Round(time.Second), f.checkTime.Round(time.Millisecond))
+	return fmt.Sprintf("%d ops (%d answered, %d values; %s); %d answers checked as strict, %d ops through porcupine; %d strict values never handed out (%d of them unexplained); %d faults (%s), %d write replies dropped; %d anomalies; traffic %v, checks %v",
+		f.ops, f.okOps, f.values, strings.Join(via, ", "), f.strict, f.modelOps, f.skipped, f.unexplained, n, strings.Join(faults, ", "),
+		f.dropped, f.anomalies, f.traffic.Round(time.Second), f.checkTime.Round(time.Millisecond))
 }
 
 func mapKeys[M ~map[string]V, V any](m M) func(func(string) bool) {
@@ -158,7 +189,9 @@ type result struct {
 	figures
 	seed      uint64
 	mutant    string
+	store     string // storeName
 	schedule  []fault
+	attempts  []attempt
 	anomalies []anomaly
 	reportDir string
 }
@@ -166,7 +199,14 @@ type result struct {
 // failure says what a failing run found, and how to run it again.
 func (r result) failure() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "robustness: seed %d: %d anomalies (again: make robustness SEED=%d DURATION=%v)\n", r.seed, len(r.anomalies), r.seed, *flagDuration)
+	again := fmt.Sprintf("make robustness SEED=%d DURATION=%v STORE=%s", r.seed, *flagDuration, r.store)
+	switch {
+	case r.mutant != "":
+		again = fmt.Sprintf("make robustness-mutants MUTANTS=%s SEED=%d DURATION=%v", r.mutant, r.seed, *flagDuration)
+	case r.store == storeMutant:
+		again = fmt.Sprintf("make robustness-mutants MUTANTS=%s SEED=%d DURATION=%v", storeMutant, r.seed, *flagDuration)
+	}
+	fmt.Fprintf(&b, "robustness: seed %d on the %s store: %d anomalies (again: %s)\n", r.seed, r.store, len(r.anomalies), again)
 	for i, a := range r.anomalies {
 		if i == 20 {
 			fmt.Fprintf(&b, "  … and %d more\n", len(r.anomalies)-i)
@@ -191,36 +231,22 @@ func describeSchedule(faults []fault) string {
 	return b.String()
 }
 
-var (
-	dbCount      atomic.Int64
-	failCmdOnce  sync.Once
-	failCmdWorks bool
-)
+var dbCount atomic.Int64
 
-// probeFailCommand reports whether the store takes the failCommand failpoint.
-func probeFailCommand(t *testing.T) bool {
-	failCmdOnce.Do(func() {
-		t.Run("failCommand", func(t *testing.T) {
-			be.RequireFailCommand(t)
-			failCmdWorks = true
-		})
-	})
-	return failCmdWorks
-}
-
-// run is one run: a cluster on a database of its own, traffic and faults for
-// duration, then every check. mutant, if not empty, runs that mutant's build.
-func run(t *testing.T, seed uint64, duration time.Duration, mutant string) result {
-	say("robustness: seed %d, %v of traffic and faults%s", seed, duration, map[bool]string{true: ", mutant " + mutant}[mutant != ""])
-	res := result{seed: seed, mutant: mutant}
+// run is one run: a cluster on a database of its own on st, traffic and faults
+// for duration, then every check. mutant, if not empty, runs that seqd mutant's
+// build.
+func run(t *testing.T, seed uint64, duration time.Duration, st *backend.Backend, mutant string) result {
+	say("robustness: seed %d, %v of traffic and faults on %s%s", seed, duration, st, map[bool]string{true: ", mutant " + mutant}[mutant != ""])
+	res := result{seed: seed, mutant: mutant, store: storeName(st)}
 	ctx, cancel := context.WithTimeout(context.Background(), duration+10*time.Minute)
 	defer cancel()
 	rng := rand.New(rand.NewPCG(seed, 0))
 	sub := func(i int) *rand.Rand { return rand.New(rand.NewPCG(seed, uint64(i)+1)) }
 
 	db := fmt.Sprintf("robust_%d_%d_%d", os.Getpid()%100000, dbCount.Add(1), seed%1_000_000)
-	e := &env{failCommand: probeFailCommand(t)}
-	c, err := startCluster(t, ctx, db, mutant)
+	e := &env{failCommand: probeFailCommand(t, st), replSet: isReplicaSet(t, st)}
+	c, err := startCluster(t, ctx, st, db, mutant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +262,7 @@ func run(t *testing.T, seed uint64, duration time.Duration, mutant string) resul
 	e.tr = tr
 	transport := &http.Transport{MaxIdleConnsPerHost: 32, DisableCompression: true}
 	defer transport.CloseIdleConnections()
-	tr.hc = &http.Client{Transport: transport, Timeout: 20 * time.Second}
+	tr.hc = &http.Client{Transport: recording{next: transport, rec: tr.rec}, Timeout: 20 * time.Second}
 	for _, n := range names {
 		if n.kind == kindCached {
 			if o := tr.setMode(ctx, rng, n.name, "cached"); !o.OK {
@@ -298,9 +324,15 @@ func run(t *testing.T, seed uint64, duration time.Duration, mutant string) resul
 		}
 		return dir
 	}
-	ch := checkHistory(names, ops, tr.t0, reportDir)
-	res.anomalies = ch.anomalies
-	res.strict, res.modelOps = ch.strict, ch.modelOps
+	attempts := tr.rec.allAttempts()
+	ch := checkHistory(names, ops, attempts, storeFaultsOf(res.schedule), tr.t0, reportDir)
+	res.anomalies, res.attempts = ch.anomalies, attempts
+	res.strict, res.modelOps, res.skipped, res.unexplained = ch.strict, ch.modelOps, ch.skipped, ch.unexplain
+	for _, in := range c.insts {
+		if in.relay != nil {
+			res.dropped += in.relay.WriteRepliesDropped()
+		}
+	}
 
 	// The accounts: as the API shows them now, then as stored once every
 	// instance has stopped and given back what it held.
@@ -343,7 +375,7 @@ func run(t *testing.T, seed uint64, duration time.Duration, mutant string) resul
 			Served   int64 `bson:"served"`
 			Returned int64 `bson:"returned"`
 		}
-		if err := be.Client.Database(db).Collection("counters").FindOne(ctx, bson.D{{Key: "_id", Value: n.name}}).Decode(&doc); err != nil {
+		if err := st.Client.Database(db).Collection("counters").FindOne(ctx, bson.D{{Key: "_id", Value: n.name}}).Decode(&doc); err != nil {
 			t.Fatalf("reading %s: %v", n.name, err)
 		}
 		a.Seq, a.Reserved, a.Served, a.Returned = doc.Seq, doc.Reserved, doc.Served, doc.Returned
@@ -385,6 +417,9 @@ func run(t *testing.T, seed uint64, duration time.Duration, mutant string) resul
 	}
 	for _, f := range res.schedule {
 		res.faults[f.Kind]++
+		if f.Err != "" {
+			res.faults[f.Kind+" FAILED"]++
+		}
 	}
 	for _, a := range res.anomalies {
 		res.figures.anomalies += a.Count
@@ -405,7 +440,7 @@ func run(t *testing.T, seed uint64, duration time.Duration, mutant string) resul
 		}
 	} else {
 		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		be.Client.Database(db).Drop(dctx)
+		st.Client.Database(db).Drop(dctx)
 		cancel()
 	}
 	return res
@@ -427,6 +462,11 @@ func writeReport(t *testing.T, res result, ops []op, c *cluster) {
 		enc.Encode(o)
 	}
 	write("history.jsonl", b.String())
+	b.Reset()
+	for _, a := range res.attempts {
+		enc.Encode(a)
+	}
+	write("attempts.jsonl", b.String())
 	b.Reset()
 	for _, f := range res.schedule {
 		enc.Encode(f)

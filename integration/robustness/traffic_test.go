@@ -3,6 +3,7 @@
 package robustness
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -74,10 +75,29 @@ func (o op) who() string {
 	return fmt.Sprintf("%s via seqd-%d gen %d", o.Client, o.Instance, o.Gen)
 }
 
-// recorder collects the ops of a run from every goroutine.
+// An attempt is one HTTP request for values as it went to seqd, whoever sent
+// it: a raw request, one of the Go client's (which asks again after a 503), or
+// a caching client's block. Values a caching client has not handed out yet,
+// and values a 503 hides from a Go client's caller, are in the attempts.
+type attempt struct {
+	Name   string    `json:"name"`
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+	Status int       `json:"status"` // 0: no answer
+	Err    string    `json:"err,omitempty"`
+	Count  int64     `json:"count"`
+	First  int64     `json:"first,omitempty"` // answered 200: the values
+	Last   int64     `json:"last,omitempty"`
+}
+
+// ok reports whether seqd handed the attempt's values out.
+func (a attempt) ok() bool { return a.Status == http.StatusOK && a.Err == "" }
+
+// recorder collects the ops and attempts of a run from every goroutine.
 type recorder struct {
-	mu  sync.Mutex
-	ops []op
+	mu       sync.Mutex
+	ops      []op
+	attempts []attempt
 }
 
 func (r *recorder) add(o op) {
@@ -86,10 +106,66 @@ func (r *recorder) add(o op) {
 	r.ops = append(r.ops, o)
 }
 
+func (r *recorder) addAttempt(a attempt) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.attempts = append(r.attempts, a)
+}
+
 func (r *recorder) all() []op {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]op(nil), r.ops...)
+}
+
+func (r *recorder) allAttempts() []attempt {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]attempt(nil), r.attempts...)
+}
+
+// recording is the clients' http.RoundTripper: it records every request for
+// values (/seq/{name}/next) as an attempt, its answer read whole.
+type recording struct {
+	next http.RoundTripper
+	rec  *recorder
+}
+
+func (rt recording) RoundTrip(req *http.Request) (*http.Response, error) {
+	rest, ok := strings.CutPrefix(req.URL.Path, "/seq/")
+	name, next := strings.CutSuffix(rest, "/next")
+	if !ok || !next {
+		return rt.next.RoundTrip(req)
+	}
+	a := attempt{Name: name, Count: 1, Start: time.Now()}
+	if c := req.URL.Query().Get("count"); c != "" {
+		if _, err := fmt.Sscan(c, &a.Count); err != nil {
+			a.Count = 1
+		}
+	}
+	defer func() { a.End = time.Now(); rt.rec.addAttempt(a) }()
+	resp, err := rt.next.RoundTrip(req)
+	if err != nil {
+		a.Err = err.Error()
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	a.Status = resp.StatusCode
+	if err != nil {
+		a.Err = err.Error()
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if a.Status == http.StatusOK {
+		var v struct{ First, Value int64 }
+		if err := json.Unmarshal(body, &v); err != nil || v.First < 1 || v.Value < v.First {
+			a.Err = fmt.Sprintf("malformed answer %q", body)
+		} else {
+			a.First, a.Last = v.First, v.Value
+		}
+	}
+	return resp, nil
 }
 
 // nameKind is how the admin treats a name.
@@ -385,21 +461,34 @@ func (tr *traffic) adminLoop(ctx context.Context, rng *rand.Rand) {
 			phases[n.name] = &phase{until: time.Now().Add(time.Duration(1000+rng.IntN(3000)) * time.Millisecond)}
 		}
 	}
+	toStrict := func(name string, p *phase) {
+		if rng.IntN(3) > 0 {
+			tr.raise(ctx, rng, name, 0)
+		}
+		tr.setMode(ctx, rng, name, "strict")
+		p.cached = false
+		p.until = time.Now().Add(drainWait + time.Duration(1000+rng.IntN(3000))*time.Millisecond)
+	}
 	for ctx.Err() == nil {
 		wait := time.NewTimer(time.Duration(150+rng.IntN(500)) * time.Millisecond)
+		nudged := false
 		select {
 		case <-ctx.Done():
 		case <-wait.C:
 		case <-tr.nudge:
-			for _, p := range phases {
-				if p.cached {
-					p.until = time.Now()
-				}
-			}
+			nudged = true
 		}
 		wait.Stop()
 		if ctx.Err() != nil {
 			return
+		}
+		if nudged { // every cached switching name to strict, now
+			for _, n := range tr.names {
+				if p := phases[n.name]; p != nil && p.cached {
+					toStrict(n.name, p)
+				}
+			}
+			continue
 		}
 		n := tr.names[rng.IntN(len(tr.names))]
 		switch n.kind {
@@ -422,12 +511,7 @@ func (tr *traffic) adminLoop(ctx context.Context, rng *rand.Rand) {
 			p := phases[n.name]
 			switch {
 			case time.Now().After(p.until) && p.cached:
-				if rng.IntN(3) > 0 {
-					tr.raise(ctx, rng, n.name, 0)
-				}
-				tr.setMode(ctx, rng, n.name, "strict")
-				p.cached = false
-				p.until = time.Now().Add(drainWait + time.Duration(1000+rng.IntN(3000))*time.Millisecond)
+				toStrict(n.name, p)
 			case time.Now().After(p.until):
 				tr.setMode(ctx, rng, n.name, "cached")
 				p.cached = true
