@@ -538,11 +538,17 @@ func giveBackUpdate(name string, t seqd.Range, forced int64) (bson.Raw, bson.D) 
 	}
 }
 
-// giveBackAll is giveBack for many names at once, at Close: one unordered
-// bulk write (which the driver splits only past the server's batch limits)
-// of the same fenced updates, and of updates that report what each served.
-// An update whose fence no longer matches leaves its document unchanged; the
-// others apply. It returns an error naming the names whose updates failed.
+// giveBackBatch is how many updates one command of giveBackAll carries.
+// FerretDB 1.24 on SQLite (the development store) keeps every statement's
+// query open until its update command ends, and an update of 100 statements
+// there waits for a connection forever, and stops the store.
+const giveBackBatch = 50
+
+// giveBackAll is giveBack for many names at once, at Close: unordered bulk
+// writes of giveBackBatch updates each, sent one after another, of the same
+// fenced updates and of updates that report what each name served. An update
+// whose fence no longer matches leaves its document unchanged; the others
+// apply. It returns an error naming the names whose updates failed.
 func (c *Counter) giveBackAll(ctx context.Context, es []*cachedName, held [][]seqd.Range) error {
 	var models []mongo.WriteModel
 	var names []string // the name of each model
@@ -562,24 +568,25 @@ func (c *Counter) giveBackAll(ctx context.Context, es []*cachedName, held [][]se
 			names = append(names, e.name)
 		}
 	}
-	if len(models) == 0 {
-		return nil
-	}
-	_, err := c.coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
-	var bwe mongo.BulkWriteException
-	if errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0 {
-		failed := make([]error, 0, len(bwe.WriteErrors))
-		for _, we := range bwe.WriteErrors {
-			if we.Index >= 0 && we.Index < len(names) {
-				failed = append(failed, wrap(errors.New(we.Message), "close", names[we.Index]))
+	var failed []error
+	for len(models) > 0 {
+		batch, batchNames := models[:min(len(models), giveBackBatch)], names[:min(len(names), giveBackBatch)]
+		models, names = models[len(batch):], names[len(batch):]
+		_, err := c.coll.BulkWrite(ctx, batch, options.BulkWrite().SetOrdered(false))
+		var bwe mongo.BulkWriteException
+		switch {
+		case errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0:
+			for _, we := range bwe.WriteErrors {
+				if we.Index >= 0 && we.Index < len(batchNames) {
+					failed = append(failed, wrap(errors.New(we.Message), "close", batchNames[we.Index]))
+				}
 			}
+		case err != nil:
+			lost := len(batch) + len(models)
+			return errors.Join(append(failed, wrap(err, "close: "+strconv.Itoa(lost)+" give-backs and reports not made", ""))...)
 		}
-		return errors.Join(failed...)
 	}
-	if err != nil {
-		return wrap(err, "close "+strconv.Itoa(len(es))+" sequences", "")
-	}
-	return nil
+	return errors.Join(failed...)
 }
 
 // tail returns the contiguous run at the end of held (ascending, as an allocator
