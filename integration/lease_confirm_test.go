@@ -45,7 +45,7 @@ func (l *refreshLog) take() []bson.Raw {
 
 // monitoredDB returns a database of its own on a client whose commands log
 // records.
-func monitoredDB(t *testing.T, log *refreshLog) *mongo.Database {
+func monitoredDB(t testing.TB, log *refreshLog) *mongo.Database {
 	t.Helper()
 	client := backend.Connect(t, options.Client().ApplyURI(be.URI).SetDirect(be.Direct).
 		SetMonitor(&event.CommandMonitor{Started: log.started}))
