@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,13 +40,22 @@ type cache struct {
 	refreshCtx  context.Context
 	stopRefresh context.CancelFunc
 	finishers   sync.WaitGroup // the drains this Counter started, finished when they end
+
+	modes                    *mongo.Collection                 // ModesCollection, written by fence
+	linearizable, localReads *options.CollectionOptionsBuilder // for the refresh's reads: see confirmReads
+	logger                   *slog.Logger
+	leaseObserver            LeaseObserver
 }
 
-func (k *cache) init(opts Options) {
+func (k *cache) init(db *mongo.Database, opts Options) {
 	k.opts = opts.Blocks
 	k.every = opts.ModeRefresh
 	k.lease = opts.BlockLease
 	k.writeTimeout = opts.WriteTimeout
+	k.modes = db.Collection(ModesCollection, opts.collectionOptions())
+	k.linearizable, k.localReads = opts.confirmOptions(), opts.confirmLocalOptions()
+	k.logger = opts.logger()
+	k.leaseObserver = opts.leaseObserver()
 	k.names = make(map[string]*cachedName)
 	k.drains = make(map[string]*drainWatch)
 	k.refreshCtx, k.stopRefresh = context.WithCancel(context.Background())
@@ -59,6 +70,19 @@ type cachedName struct {
 	alloc              *blocks.Allocator
 	minBlock, maxBlock int64 // the bounds stored when the allocator was made
 	gen                int64 // the document's gen then: a confirmation must show the same
+	slot               int   // changeSlot(name)
+
+	// leaseMs is the document's leaseMs as last read or written: a confirmation
+	// by a read counts for at most that long. The store's only grows.
+	leaseMs atomic.Int64
+
+	// verified is set by the mode refresh once it has read the document after
+	// a read of the change vector, and cleared when the name's slot moves.
+	// Only the refresher touches it.
+	verified bool
+
+	// expired is set once a caller found the lease run out, to count it once.
+	expired atomic.Bool
 
 	// leaseUntil is when the blocks stop being served, in nanoseconds since
 	// epoch: the send time of the latest request that confirmed the name cached
@@ -140,12 +164,25 @@ func (k *cache) drainWait(leaseMs int64) time.Duration {
 	return d + d/50
 }
 
-// drainSeen records that name's document s, received at recv, is draining, and
-// returns the error for the callers: every lease confirmed before the switch
-// has run out drainWait after the document was read, since it was read after
-// the switch.
-func (k *cache) drainSeen(name string, s counterState, recv time.Time) *drainError {
-	until := recv.Add(k.drainWait(s.leaseMs))
+// drainSeen records that name's document s is draining, and returns the
+// error for the callers: every lease confirmed before the switch has run out
+// drainWait after the acknowledgement of a fence sent after the document was
+// read (see fence), unless this Counter already counts from an earlier one. It
+// returns the fence's error if it failed: then nothing may be counted.
+func (c *Counter) drainSeen(ctx context.Context, name string, s counterState) (*drainError, error) {
+	k := &c.cache
+	k.mu.RLock()
+	if w := k.drains[name]; w != nil && w.gen == s.gen {
+		d := &drainError{name: name, gen: s.gen, until: w.until}
+		k.mu.RUnlock()
+		return d, nil
+	}
+	k.mu.RUnlock()
+	acked, err := c.fence(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	until := acked.Add(k.drainWait(s.leaseMs))
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	w := k.drains[name]
@@ -162,7 +199,7 @@ func (k *cache) drainSeen(name string, s counterState, recv time.Time) *drainErr
 		}
 		k.drains[name] = &drainWatch{gen: s.gen, until: until}
 	}
-	return &drainError{name: name, gen: s.gen, until: until}
+	return &drainError{name: name, gen: s.gen, until: until}, nil
 }
 
 // drainFinishMargin is what a caller's deadline must leave after a drain ends
@@ -246,10 +283,14 @@ func (c *Counter) nextCached(ctx context.Context, name string, n int64) (r Range
 		if e == nil {
 			return Range{}, false, nil
 		}
-		if !e.stale.Load() && e.leased() {
-			r, err = e.alloc.NextN(ctx, n)
-			if err == nil || !errors.Is(err, blocks.ErrClosed) && !errors.Is(err, errNotCached) {
-				return r, true, err
+		if !e.stale.Load() {
+			if e.leased() {
+				r, err = e.alloc.NextN(ctx, n)
+				if err == nil || !errors.Is(err, blocks.ErrClosed) && !errors.Is(err, errNotCached) {
+					return r, true, err
+				}
+			} else if e.expired.CompareAndSwap(false, true) {
+				c.cache.leaseObserver.LeaseExpired()
 			}
 		}
 		// The allocator is closed, its name went strict, or its lease ran out. Its
@@ -287,7 +328,8 @@ func (k *cache) learn(c *Counter, name string, s counterState, sent time.Time) b
 // add starts serving name from a new allocator, for document s read by a
 // request sent at sent. k.mu must be held.
 func (k *cache) add(c *Counter, name string, s counterState, sent time.Time) {
-	e := &cachedName{name: name, minBlock: s.minBlock, maxBlock: s.maxBlock, gen: s.gen, retired: make(chan struct{})}
+	e := &cachedName{name: name, minBlock: s.minBlock, maxBlock: s.maxBlock, gen: s.gen, slot: changeSlot(name), retired: make(chan struct{})}
+	e.leaseMs.Store(s.leaseMs)
 	e.confirm(sent, min(k.lease, time.Duration(s.leaseMs)*time.Millisecond))
 	opts := k.opts
 	if s.minBlock != 0 {
@@ -357,6 +399,7 @@ func (c *Counter) reserveBlock(ctx context.Context, e *cachedName, n int64) (fir
 			e.mu.Lock()
 			e.highest, e.forced = s.seq, s.forced
 			e.mu.Unlock()
+			e.leaseMs.Store(max(e.leaseMs.Load(), s.leaseMs))
 			if time.Since(sent) >= c.cache.lease {
 				// An answer that took longer than the lease confirms nothing: the
 				// name may have drained and gone strict meanwhile. Its block is a
@@ -390,7 +433,7 @@ func (c *Counter) reserveBlock(ctx context.Context, e *cachedName, n int64) (fir
 		case err != nil:
 			return 0, 0, err
 		case cur.draining:
-			c.cache.drainSeen(e.name, cur, time.Now())
+			c.drainSeen(ctx, e.name, cur) // if the fence fails, whoever finishes the drain fences first
 			e.stale.Store(true)
 			return 0, 0, errNotCached
 		case cur.mode != seqd.ModeCached || cur.gen != e.gen:
@@ -454,20 +497,8 @@ func (c *Counter) giveBack(ctx context.Context, e *cachedName, held []seqd.Range
 	}
 
 	if t, ok := tail(held, highest); ok {
-		// seq still at the tail's end, and no forced Set since its block (which
-		// could have moved seq back, and others' blocks up to it again): nothing
-		// was reserved or handed out since. floor at most just below the tail:
-		// no value was set since either.
-		filter := counterFilter(e.name, t.Last, bson.D{{Key: fieldSeq, Value: t.Last}},
-			equalOrAbsent(fieldForced, forced),
-			absentOr(fieldFloor, bson.D{{Key: "$lte", Value: t.First - 1}}))
-		if mutantNoFence { // TEST ONLY: false unless built with -tags seqdmutants
-			filter = counterFilter(e.name, t.Last, bson.D{{Key: fieldSeq, Value: t.Last}})
-		}
-		update := bson.D{
-			{Key: "$set", Value: bson.D{{Key: fieldSeq, Value: t.First - 1}}},
-			{Key: "$inc", Value: bson.D{{Key: fieldReturned, Value: t.Count()}, {Key: fieldServed, Value: served}}},
-		}
+		filter, update := giveBackUpdate(e.name, t, forced)
+		update = append(update[:1], bson.E{Key: "$inc", Value: bson.D{{Key: fieldReturned, Value: t.Count()}, {Key: fieldServed, Value: served}}})
 		res, err := c.coll.UpdateOne(ctx, filter, update)
 		if err != nil {
 			return err
@@ -488,6 +519,76 @@ func (c *Counter) giveBack(ctx context.Context, e *cachedName, held []seqd.Range
 	return nil
 }
 
+// giveBackUpdate is the fenced update that gives back t, the tail of a name's
+// blocks reserved when the document's forced count was forced: seq still at
+// the tail's end, and no forced Set since its block (which could have moved
+// seq back, and others' blocks up to it again): nothing was reserved or
+// handed out since. floor at most just below the tail: no value was set since
+// either.
+func giveBackUpdate(name string, t seqd.Range, forced int64) (bson.Raw, bson.D) {
+	filter := counterFilter(name, t.Last, bson.D{{Key: fieldSeq, Value: t.Last}},
+		equalOrAbsent(fieldForced, forced),
+		absentOr(fieldFloor, bson.D{{Key: "$lte", Value: t.First - 1}}))
+	if mutantNoFence { // TEST ONLY: false unless built with -tags seqdmutants
+		filter = counterFilter(name, t.Last, bson.D{{Key: fieldSeq, Value: t.Last}})
+	}
+	return filter, bson.D{
+		{Key: "$set", Value: bson.D{{Key: fieldSeq, Value: t.First - 1}}},
+		{Key: "$inc", Value: bson.D{{Key: fieldReturned, Value: t.Count()}}},
+	}
+}
+
+// giveBackBatch is how many updates one command of giveBackAll carries.
+// FerretDB 1.24 on SQLite (the development store) keeps every statement's
+// query open until its update command ends, and an update of 100 statements
+// there waits for a connection forever, and stops the store.
+const giveBackBatch = 50
+
+// giveBackAll is giveBack for many names at once, at Close: unordered bulk
+// writes of giveBackBatch updates each, sent one after another, of the same
+// fenced updates and of updates that report what each name served. An update
+// whose fence no longer matches leaves its document unchanged; the others
+// apply. It returns an error naming the names whose updates failed.
+func (c *Counter) giveBackAll(ctx context.Context, es []*cachedName, held [][]seqd.Range) error {
+	var models []mongo.WriteModel
+	var names []string // the name of each model
+	for i, e := range es {
+		served := e.unreported()
+		e.mu.Lock()
+		highest, forced := e.highest, e.forced
+		e.mu.Unlock()
+		if t, ok := tail(held[i], highest); ok {
+			filter, update := giveBackUpdate(e.name, t, forced)
+			models = append(models, mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(update))
+			names = append(names, e.name)
+		}
+		if served != 0 {
+			update := bson.D{{Key: "$inc", Value: bson.D{{Key: fieldServed, Value: served}}}}
+			models = append(models, mongo.NewUpdateOneModel().SetFilter(counterFilter(e.name, math.MaxInt64)).SetUpdate(update))
+			names = append(names, e.name)
+		}
+	}
+	var failed []error
+	for len(models) > 0 {
+		batch, batchNames := models[:min(len(models), giveBackBatch)], names[:min(len(names), giveBackBatch)]
+		models, names = models[len(batch):], names[len(batch):]
+		_, err := c.coll.BulkWrite(ctx, batch, options.BulkWrite().SetOrdered(false))
+		var bwe mongo.BulkWriteException
+		switch {
+		case errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0:
+			for _, we := range bwe.WriteErrors {
+				if we.Index >= 0 && we.Index < len(batchNames) {
+					failed = append(failed, wrap(errors.New(we.Message), "close", batchNames[we.Index]))
+				}
+			}
+		case err != nil:
+			lost := len(batch) + len(models)
+			return errors.Join(append(failed, wrap(err, "close: "+strconv.Itoa(lost)+" give-backs and reports not made", ""))...)
+		}
+	}
+	return errors.Join(failed...)
+}
+
 // tail returns the contiguous run at the end of held (ascending, as an allocator
 // returns them) if it ends at highest.
 func tail(held []seqd.Range, highest int64) (seqd.Range, bool) {
@@ -499,99 +600,6 @@ func tail(held []seqd.Range, highest int64) (seqd.Range, bool) {
 		t.First = held[i].First
 	}
 	return t, true
-}
-
-// refresh re-reads, every ModeRefresh, the documents of the names this Counter
-// serves from blocks. Each one still cached in the same gen has its lease
-// confirmed from when the read was sent; the others (gone strict or draining,
-// other bounds, unusable or gone) are retired, all at once, so that a slow
-// give-back of one name does not hold back the switch of another. It ends when
-// no name is left, or at Close, and then closes done.
-func (c *Counter) refresh(done chan struct{}) {
-	k := &c.cache
-	defer close(done)
-	t := time.NewTicker(k.every)
-	defer t.Stop()
-	for {
-		select {
-		case <-k.refreshCtx.Done():
-			return
-		case <-t.C:
-		}
-		k.mu.Lock()
-		if len(k.names) == 0 {
-			k.refreshDone = nil
-			k.mu.Unlock()
-			return
-		}
-		names := make([]string, 0, len(k.names))
-		es := make([]*cachedName, 0, len(k.names))
-		for name, e := range k.names {
-			names = append(names, name)
-			es = append(es, e)
-		}
-		k.mu.Unlock()
-
-		sent := time.Now()
-		stored, err := c.readModes(names)
-		if err != nil {
-			continue // the store is down: the allocators serve what they hold while their leases last
-		}
-		recv := time.Now()
-		var changed []*cachedName
-		for _, e := range es {
-			s, ok := stored[e.name]
-			if ok && s.mode == seqd.ModeCached && s.gen == e.gen && s.minBlock == e.minBlock && s.maxBlock == e.maxBlock {
-				e.confirm(sent, min(k.lease, time.Duration(s.leaseMs)*time.Millisecond))
-				continue
-			}
-			if ok && s.draining {
-				k.drainSeen(e.name, s, recv)
-			}
-			e.stale.Store(true) // from now on no caller takes a value from its blocks
-			changed = append(changed, e)
-		}
-		var wg sync.WaitGroup
-		for _, e := range changed {
-			wg.Go(func() {
-				// Not bounded by Close: a give-back cut short would lose its values.
-				ctx, cancel := context.WithTimeout(context.Background(), k.writeTimeout)
-				defer cancel()
-				c.retire(ctx, e)
-			})
-		}
-		wg.Wait()
-	}
-}
-
-// modesOptions project a counter document on what the mode refresh reads.
-var modesOptions = options.Find().SetProjection(bson.D{
-	{Key: fieldSeq, Value: 1}, {Key: fieldMode, Value: 1}, {Key: fieldMinBlock, Value: 1}, {Key: fieldMaxBlock, Value: 1},
-	{Key: fieldGen, Value: 1}, {Key: fieldLeaseMs, Value: 1},
-})
-
-// readModes reads the documents of names with one find, only the fields that
-// say whether each is still cached as its allocator was made, and returns those
-// seqd can use.
-func (c *Counter) readModes(names []string) (map[string]counterState, error) {
-	ctx, cancel := context.WithTimeout(c.cache.refreshCtx, c.cache.writeTimeout)
-	defer cancel()
-	cur, err := c.confirm.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: names}}}}, modesOptions)
-	if err != nil {
-		return nil, err
-	}
-	var docs []bson.Raw
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, err
-	}
-	stored := make(map[string]counterState, len(docs))
-	for _, d := range docs {
-		name, _ := d.Lookup("_id").StringValueOK()
-		if s, err := parseCounter(name, d); err == nil {
-			stored[name] = s
-		}
-	}
-	return stored, nil
 }
 
 // SetMode stores name's mode and block bounds (0, 0 for Options.Blocks'), and
@@ -619,7 +627,7 @@ func (c *Counter) SetMode(ctx context.Context, name string, mode seqd.Mode, minB
 	if err := c.ready(ctx, "set mode", name); err != nil {
 		return err
 	}
-	s, sent, recv, err := c.setMode(ctx, name, mode, minBlock, maxBlock)
+	s, sent, left, err := c.setMode(ctx, name, mode, minBlock, maxBlock)
 	if err != nil {
 		return wrap(err, "set mode", name)
 	}
@@ -639,8 +647,14 @@ func (c *Counter) SetMode(ctx context.Context, name string, mode seqd.Mode, minB
 		k.add(c, name, s, sent)
 	}
 	k.mu.Unlock()
-	if s.draining {
-		d := k.drainSeen(name, s, recv)
+	var ferr error // the fence's: the switch is stored, but other instances may not see it within their ModeRefresh
+	switch {
+	case s.draining:
+		d, err := c.drainSeen(ctx, name, s)
+		if err != nil {
+			ferr = err // whoever finishes the drain fences first
+			break
+		}
 		k.finishers.Go(func() {
 			t := time.NewTimer(time.Until(d.until))
 			defer t.Stop()
@@ -653,24 +667,31 @@ func (c *Counter) SetMode(ctx context.Context, name string, mode seqd.Mode, minB
 			defer cancel()
 			c.finishDrain(ctx, name, d.gen) // if it fails, the next caller that waited finishes it
 		})
+	case left:
+		// Other bounds, or cached again after a drain: other instances' refreshes
+		// re-read the name once its slot moves, and retire their old allocators.
+		_, ferr = c.fence(ctx, name)
 	}
+	var rerr error
 	if e != nil && !same {
-		return wrap(c.retire(ctx, e), "set mode", name)
+		rerr = c.retire(ctx, e)
 	}
-	return nil
+	return wrap(errors.Join(ferr, rerr), "set mode", name)
 }
 
 // setMode is SetMode's write, made on the document as read just before (its
 // gen and mode in the filter), and tried again if the document changed
 // meanwhile. A new document is created at seq 0. It returns the document
-// after the write, when the write was sent, and when its answer came back.
+// after the write, when the write was sent, and whether it moved the gen of a
+// document that was cached or draining (then instances may hold allocators of
+// the old gen).
 //
 // gen moves when the mode moves into or out of cached, or a cached sequence's
 // bounds change; that ends every instance's lease on its blocks of the
 // sequence. A strict sequence leaving cached mode reads "draining" with the
 // time strict values start (this process's clock, for the reader: the drain
 // itself is timed on each instance's own clock).
-func (c *Counter) setMode(ctx context.Context, name string, mode seqd.Mode, minBlock, maxBlock int64) (s counterState, sent, recv time.Time, err error) {
+func (c *Counter) setMode(ctx context.Context, name string, mode seqd.Mode, minBlock, maxBlock int64) (s counterState, sent time.Time, left bool, err error) {
 	err = c.retry.do(ctx, func() (bool, error) {
 		cur, err := readCounter(ctx, c.coll, name)
 		exists := err == nil
@@ -706,6 +727,7 @@ func (c *Counter) setMode(ctx context.Context, name string, mode seqd.Mode, minB
 		if bump {
 			update = append(update, bson.E{Key: "$inc", Value: bson.D{{Key: fieldGen, Value: int64(1)}}})
 		}
+		left = exists && bump && (cur.mode == seqd.ModeCached || cur.draining)
 		if mode == seqd.ModeCached {
 			update = append(update, bson.E{Key: "$max", Value: bson.D{{Key: fieldLeaseMs, Value: c.cache.lease.Milliseconds()}}})
 		}
@@ -728,7 +750,6 @@ func (c *Counter) setMode(ctx context.Context, name string, mode seqd.Mode, minB
 		}
 		sent = time.Now()
 		doc, err := c.coll.FindOneAndUpdate(ctx, filter, update, opts).Raw()
-		recv = time.Now()
 		switch {
 		case errors.Is(err, mongo.ErrNoDocuments) || mongo.IsDuplicateKeyError(err):
 			return true, nil // the document changed (or was created) since it was read
@@ -738,7 +759,7 @@ func (c *Counter) setMode(ctx context.Context, name string, mode seqd.Mode, minB
 		s, err = parseCounter(name, doc)
 		return false, err
 	})
-	return s, sent, recv, err
+	return s, sent, left, err
 }
 
 // BlockStatus reports this Counter's blocks for name, if it serves name from
@@ -752,10 +773,11 @@ func (c *Counter) BlockStatus(name string) (blocks.Status, bool) {
 }
 
 // Close stops serving from blocks: it stops the mode refresh, closes every
-// allocator (each waits, until ctx ends, for a block fetch in flight), gives back
-// each name's unused tail and reports what was served. After Close the Counter
-// serves every name in strict mode. Values it could not give back before ctx
-// ended are a gap; the error says which names.
+// allocator (each waits, until ctx ends, for a block fetch in flight), and
+// gives back each name's unused tail and reports what was served, all in one
+// bulk write. After Close the Counter serves every name in strict mode. Values
+// it could not give back before ctx ended are a gap; the error says which
+// names.
 func (c *Counter) Close(ctx context.Context) error {
 	if err := refuseTransaction(ctx, "close", ""); err != nil {
 		return err // its give-backs would be undone if the transaction aborted
@@ -781,9 +803,34 @@ func (c *Counter) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("counters: close: waiting for the mode refresh: %w", ctx.Err()))
 		}
 	}
+	// The names another goroutine is retiring are left to it; the others are
+	// retired here, their allocators closed side by side.
+	var mine, others []*cachedName
 	for _, e := range es {
-		if err := c.retire(ctx, e); err != nil {
-			errs = append(errs, wrap(err, "close", e.name))
+		k.remove(e)
+		if e.retiring.CompareAndSwap(false, true) {
+			mine = append(mine, e)
+		} else {
+			others = append(others, e)
+		}
+	}
+	held := make([][]seqd.Range, len(mine))
+	var wg sync.WaitGroup
+	for i, e := range mine {
+		wg.Go(func() { held[i] = e.alloc.Close(ctx) })
+	}
+	wg.Wait()
+	if err := c.giveBackAll(ctx, mine, held); err != nil {
+		errs = append(errs, err)
+	}
+	for _, e := range mine {
+		close(e.retired)
+	}
+	for _, e := range others {
+		select {
+		case <-e.retired:
+		case <-ctx.Done():
+			errs = append(errs, wrap(ctx.Err(), "close", e.name))
 		}
 	}
 	return errors.Join(errs...)

@@ -19,7 +19,6 @@ import (
 type Counter struct {
 	coll      *mongo.Collection
 	peek      *mongo.Collection // coll, read with read concern majority
-	confirm   *mongo.Collection // coll, read with read concern linearizable: the mode refresh's reads
 	retry     retrier
 	coalescer *coalescer
 	cache     cache // cached mode's allocators; see cached.go
@@ -34,10 +33,9 @@ var _ Sequencer = (*Counter)(nil)
 func NewCounter(db *mongo.Database, opts Options) *Counter {
 	opts = opts.withDefaults()
 	c := &Counter{
-		coll:    db.Collection(CounterCollection, opts.collectionOptions()),
-		peek:    db.Collection(CounterCollection, opts.peekOptions()),
-		confirm: db.Collection(CounterCollection, opts.confirmOptions()),
-		retry:   opts.retrier(StrategyCounter),
+		coll:  db.Collection(CounterCollection, opts.collectionOptions()),
+		peek:  db.Collection(CounterCollection, opts.peekOptions()),
+		retry: opts.retrier(StrategyCounter),
 	}
 	reserve := c.reserveBatch
 	if mutantEarlyAnswer { // TEST ONLY: false unless built with -tags seqdmutants
@@ -45,7 +43,7 @@ func NewCounter(db *mongo.Database, opts Options) *Counter {
 	}
 	c.coalescer = newCoalescer(reserve, opts.Observer.Batch, opts, opts.WritesInFlight)
 	c.observer = opts.Observer
-	c.cache.init(opts)
+	c.cache.init(db, opts)
 	c.collation.init(c.coll)
 	return c
 }
@@ -139,7 +137,11 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (last int64
 		cur, err := readCounter(ctx, c.coll, name)
 		switch {
 		case err == nil && cur.draining:
-			return false, c.cache.drainSeen(name, cur, time.Now())
+			d, err := c.drainSeen(ctx, name, cur)
+			if err != nil {
+				return false, err
+			}
+			return false, d
 		case err == nil && cur.seq > math.MaxInt64-n:
 			return false, fmt.Errorf("%w: at %d, %d requested", ErrExhausted, cur.seq, n)
 		case err != nil && !errors.Is(err, ErrNotFound):

@@ -18,8 +18,9 @@
 //		WritesInFlight: 1,                       // a Counter's coalesced writes of one name in flight at once
 //		Observer:       nil,                     // told about retries and Counter batches, for metrics
 //		Blocks:         blocks.Options{},        // a Counter's cached sequences: block sizes, prefetch, cooldown
-//		ModeRefresh:    time.Second,             // how often a Counter re-reads the modes of its cached names
+//		ModeRefresh:    time.Second,             // how often a Counter confirms the leases of its cached names
 //		BlockLease:     15 * time.Second,        // how long blocks are served after the store last confirmed them
+//		Logger:         nil,                     // slog.Default(): told of a mode refresh that fails
 //	}
 //
 // A name is 1 to 64 characters of [A-Za-z0-9_.-] (ValidName); a new name starts at 1.
@@ -136,15 +137,58 @@
 // the name cached in the gen its allocator was made in, timed on the monotonic
 // clock from when that request was sent. A block fetch confirms it (it
 // matches only in that gen), and so does the mode refresh: while a Counter
-// serves names from blocks, one goroutine re-reads their documents every
-// ModeRefresh (1 s by default), with one find (read concern linearizable:
-// a primary cut off from its majority cannot confirm a lease), confirms the leases of those
-// still cached in the same gen, and stops serving the others (gone strict or
-// draining, other bounds, unusable or gone); it ends with the last such name,
-// or at Close. Checking the lease costs a clock read and two atomic loads per
-// value. A confirmation by a read counts for at most the document's leaseMs,
-// which every fetch raises to its instance's lease and nothing lowers, so a
-// drain that waits leaseMs waits out every lease.
+// serves names from blocks, one goroutine confirms their leases every
+// ModeRefresh (1 s by default), and stops serving the names it finds changed
+// (gone strict or draining, other bounds, unusable or gone); it ends with the
+// last such name, or at Close. Checking the lease costs a clock read and two
+// atomic loads per value. A confirmation by a read counts for at most the
+// document's leaseMs, which every fetch raises to its instance's lease and
+// nothing lowers, so a drain that waits leaseMs waits out every lease.
+//
+// The refresh's cost does not grow with the names. It reads one document,
+// the change vector, {_id: "changes", incarnation: id, slots: {k0: n, …}} in
+// the collection ModesCollection, whose slot h(name) (FNV-1a mod 256) is
+// bumped by a fence:
+//
+//	update {_id: "changes"}  {$inc: {"slots.k<h(name)>": 1}, $setOnInsert: {incarnation: new id}}  upsert
+//
+// It then reads, with one find, the documents of the names whose slot moved
+// since its last read of the vector, of the names added since, and of every
+// name if the incarnation changed (the vector was deleted and made again).
+// A name read shows it cached in its gen or not, as before; every other
+// name's lease is confirmed by the vector alone, from when the vector's read
+// was sent. A fence is sent after every write that ends leases on a name's
+// blocks: a drain (SetMode to strict), new bounds, cached again after a drain.
+// And whoever counts a drain's wait counts it from the acknowledgement of a
+// fence it sent after it read (or wrote) the document draining: the
+// instance that switched, and any other that saw the switch.
+//
+// Why that suffices. Say instance B's refresh confirms the lease of name x by
+// a read of the vector V1 sent at t1, and x's slot is as B last read it, in a
+// read V0 that came before B's last read R of x's document, which showed x
+// cached in gen g. Let a switch write x's document draining (gen g+1) at w,
+// and another instance finish the drain at f, having waited drainWait from
+// the acknowledgement a of a fence F sent after it read the draining
+// document, so after w. R came before w (it showed gen g), so F came after
+// R, hence after V0: V0 does not count F. V1 counts no F either (the slot is
+// unchanged and slots only grow), so V1 was linearized before F was applied:
+// t1 < a. B's lease then ends at t1 + lease ≤ a + drainWait ≤ f: before any
+// strict value. Should the switching instance stop between its write and its
+// fence, nothing is lost: nobody may finish the drain before fencing. Reads
+// and fences are linearizable (read concern linearizable, write concern
+// majority), so "before" is real time across instances; a fence that fails
+// lets nobody count. Changes that seqd did not make (a document edited or
+// deleted by another client) fence nothing: a block fetch finds them.
+//
+// Every read of the refresh is bounded, on the server too (maxTimeMS), by
+// the smaller of WriteTimeout and half the lease: a linearizable read waits
+// on a primary cut off from its majority with no limit of its own. On a
+// standalone server (hello shows no setName and no mongos), which refuses
+// linearizable reads (NotAReplicaSet), the refresh reads with read concern
+// local: with one node, no other can accept a write, so a plain read shows
+// every acknowledged write. A refresh that fails confirms nothing; it is
+// logged (Options.Logger, at most once a minute) and told to the Observer if
+// it implements LeaseObserver, as are leases that ran out.
 //
 // Past its lease (the store down, the instance cut off from it, or paused
 // longer than the lease) an instance stops serving its blocks: its callers
@@ -189,7 +233,8 @@
 //
 // Close (at SIGTERM) closes every allocator, waiting for a fetch in flight, and
 // gives back the contiguous unused tail that ends at the highest value the
-// instance reserved, with one conditional update:
+// instance reserved, with one conditional update per name, sent in unordered
+// bulk writes of 50 with the updates that report what each served:
 //
 //	filter  {_id: name, seq: tailLast, forced: f, floor: {$lte: tailFirst-1} or absent}
 //	update  {$set: {seq: tailFirst-1}, $inc: {returned: k, served: d}}
@@ -198,7 +243,7 @@
 // forced (the filter names the count the instance's last fetch returned). If
 // another instance has reserved past the tail, a strict value was written, a
 // Set named a value at or above the tail's first, or any forced Set came since,
-// nothing matches and only d is reported: a give-back never
+// nothing matches (that update alone, in a bulk write) and only d is reported: a give-back never
 // moves a sequence below a value set, nor below anything reserved or handed
 // out after its block. A block fetch that the store applied has its report of d
 // counted before its answer is read, so served never counts a value twice. So restarting the only instance loses nothing. The counts are

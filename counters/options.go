@@ -1,6 +1,7 @@
 package counters
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/seqd/seqd/blocks"
@@ -41,6 +42,20 @@ type Observer interface {
 	// Block is called for every block fetch of a cached sequence, with the values
 	// it reserved (0 when it failed), how long it took, and its error.
 	Block(values int64, took time.Duration, err error)
+}
+
+// LeaseObserver is told about the leases on cached blocks, if the Observer
+// implements it too. Its methods are called from many goroutines at once and
+// must not block.
+type LeaseObserver interface {
+	// Refresh is called after every round of the mode refresh, with the names
+	// it had to confirm, the leases it confirmed, how long it took, and the
+	// error of a read that failed (then some or all were not confirmed).
+	Refresh(names, confirmed int, took time.Duration, err error)
+	// LeaseExpired is called when a caller finds that a name's lease ran out
+	// before anything confirmed it: the name is served in strict mode until a
+	// block fetch succeeds again.
+	LeaseExpired()
 }
 
 // Options configure either strategy; every field applies to both. The zero value
@@ -87,6 +102,10 @@ type Options struct {
 	// their documents again, to learn that one went strict or got new bounds
 	// from another instance. 0 means 1s.
 	ModeRefresh time.Duration
+
+	// Logger receives what no caller sees: a mode refresh that fails, at most
+	// once a minute. nil means slog.Default().
+	Logger *slog.Logger
 
 	// BlockLease is how long a Counter serves a cached sequence from its blocks
 	// after its latest confirmation that the sequence is still cached (a block
@@ -151,6 +170,29 @@ func (o Options) confirmOptions() *options.CollectionOptionsBuilder {
 	return o.collectionOptions().SetReadConcern(readconcern.Linearizable())
 }
 
+// confirmLocalOptions are for the mode refresh's reads on a standalone server,
+// which refuses read concern linearizable: a plain read there is as strong,
+// since no other node can accept a write.
+func (o Options) confirmLocalOptions() *options.CollectionOptionsBuilder {
+	return o.collectionOptions().SetReadConcern(readconcern.Local())
+}
+
+// logger is where a Counter reports what no caller sees.
+func (o Options) logger() *slog.Logger {
+	if o.Logger != nil {
+		return o.Logger
+	}
+	return slog.Default()
+}
+
+// leaseObserver is the Observer as a LeaseObserver, or one that does nothing.
+func (o Options) leaseObserver() LeaseObserver {
+	if l, ok := o.Observer.(LeaseObserver); ok {
+		return l
+	}
+	return nopObserver{}
+}
+
 // retrier is the retry loop with o's bound and Observer, for strategy.
 func (o Options) retrier(strategy string) retrier {
 	return retrier{max: o.MaxRetries, strategy: strategy, observer: o.Observer}
@@ -162,3 +204,6 @@ func (nopObserver) Retry(string) {}
 func (nopObserver) Batch(int)    {}
 
 func (nopObserver) Block(int64, time.Duration, error) {}
+
+func (nopObserver) Refresh(int, int, time.Duration, error) {}
+func (nopObserver) LeaseExpired()                          {}

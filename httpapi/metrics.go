@@ -30,6 +30,10 @@ type Metrics struct {
 	blockFetches  *prometheus.CounterVec // by result: ok or error
 	blockValues   prometheus.Counter
 	blockLatency  prometheus.Histogram
+	refreshes     *prometheus.CounterVec // mode refresh rounds, by result: ok or error
+	refreshTime   prometheus.Histogram
+	confirmed     prometheus.Counter // leases confirmed by the mode refresh
+	leasesExpired prometheus.Counter
 	httpRequests  *prometheus.CounterVec
 	httpDuration  *prometheus.HistogramVec
 	routes        sync.Map // routeKey → routeMetrics, the series of each route and status seen
@@ -67,7 +71,10 @@ func (m *Metrics) observeRequest(c echo.Context, elapsed time.Duration) {
 	r.duration.Observe(elapsed.Seconds())
 }
 
-var _ counters.Observer = (*Metrics)(nil)
+var (
+	_ counters.Observer      = (*Metrics)(nil)
+	_ counters.LeaseObserver = (*Metrics)(nil)
+)
 
 // NewMetrics registers seqd's metrics with reg; nil means a fresh registry with the
 // Go and process collectors.
@@ -115,6 +122,25 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 	m.blockFetches.WithLabelValues("ok")
 	m.blockFetches.WithLabelValues("error")
 	reg.MustRegister(m.blockFetches, m.blockValues, m.blockLatency)
+	m.refreshes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "seqd", Name: "lease_refreshes_total",
+		Help: "Rounds of the mode refresh that confirms leases on cached blocks, by result (ok, or error: some leases not confirmed).",
+	}, []string{"result"})
+	m.refreshTime = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "seqd", Name: "lease_refresh_duration_seconds",
+		Help: "How long rounds of the mode refresh took.", Buckets: prometheus.DefBuckets,
+	})
+	m.confirmed = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "seqd", Name: "lease_names_confirmed_total",
+		Help: "Leases on cached sequences' blocks that the mode refresh confirmed.",
+	})
+	m.leasesExpired = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "seqd", Name: "leases_expired_total",
+		Help: "Leases on cached sequences' blocks that ran out before anything confirmed them: the sequence went to the strict path.",
+	})
+	m.refreshes.WithLabelValues("ok")
+	m.refreshes.WithLabelValues("error")
+	reg.MustRegister(m.refreshes, m.refreshTime, m.confirmed, m.leasesExpired)
 	m.oidsSpec = m.oidsIssued.WithLabelValues("spec")
 	m.oidsLegacy = m.oidsIssued.WithLabelValues("legacy")
 	m.uuidsIssued = newUUIDCounter(reg)
@@ -175,6 +201,20 @@ func (m *Metrics) Block(values int64, took time.Duration, err error) {
 	m.blockValues.Add(float64(values))
 	m.blockLatency.Observe(took.Seconds())
 }
+
+// Refresh implements counters.LeaseObserver.
+func (m *Metrics) Refresh(_, confirmed int, took time.Duration, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.refreshes.WithLabelValues(result).Inc()
+	m.refreshTime.Observe(took.Seconds())
+	m.confirmed.Add(float64(confirmed))
+}
+
+// LeaseExpired implements counters.LeaseObserver.
+func (m *Metrics) LeaseExpired() { m.leasesExpired.Inc() }
 
 // Batch implements counters.Observer.
 func (m *Metrics) Batch(callers int) { m.batchCallers.Observe(float64(callers)) }

@@ -251,3 +251,27 @@ func TestMetricsBoundedLabels(t *testing.T) {
 		}
 	}
 }
+
+// What the mode refresh reports through counters.LeaseObserver: rounds by
+// result, their duration, the leases confirmed, and leases that ran out; every
+// series there, at zero, before the first round.
+func TestMetricsLeases(t *testing.T) {
+	s := newServer(t)
+	before := scrape(t, s)
+	for _, name := range []string{"seqd_lease_names_confirmed_total", "seqd_leases_expired_total", "seqd_lease_refresh_duration_seconds_count"} {
+		wantValue(t, before, name, nil, 0)
+	}
+	wantValue(t, before, "seqd_lease_refreshes_total", map[string]string{"result": "ok"}, 0)
+	wantValue(t, before, "seqd_lease_refreshes_total", map[string]string{"result": "error"}, 0)
+
+	s.metrics.Refresh(1000, 1000, 2*time.Millisecond, nil)
+	s.metrics.Refresh(1000, 998, 3*time.Millisecond, nil)
+	s.metrics.Refresh(1000, 0, time.Second, errors.New("NotAReplicaSet"))
+	s.metrics.LeaseExpired()
+	samples := scrape(t, s)
+	wantValue(t, samples, "seqd_lease_refreshes_total", map[string]string{"result": "ok"}, 2)
+	wantValue(t, samples, "seqd_lease_refreshes_total", map[string]string{"result": "error"}, 1)
+	wantValue(t, samples, "seqd_lease_refresh_duration_seconds_count", nil, 3)
+	wantValue(t, samples, "seqd_lease_names_confirmed_total", nil, 1998)
+	wantValue(t, samples, "seqd_leases_expired_total", nil, 1)
+}

@@ -204,7 +204,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	metrics := httpapi.NewMetrics(nil)
 	db := client.Database(cfg.db)
-	opts := counters.Options{NoCoalesce: cfg.noCoalesce, WritesInFlight: cfg.writesInFlight, Observer: metrics, ModeRefresh: cfg.modeRefresh, BlockLease: cfg.blockLease}
+	opts := counters.Options{NoCoalesce: cfg.noCoalesce, WritesInFlight: cfg.writesInFlight, Observer: metrics, ModeRefresh: cfg.modeRefresh, BlockLease: cfg.blockLease, Logger: log}
 	counter, optimistic := counters.NewCounter(db, opts), counters.NewOptimistic(db, opts)
 	// However run ends, once no request is served any more (and before the client
 	// disconnects), give back the unused rest of cached sequences' blocks, so that
