@@ -41,7 +41,10 @@ func newHostNames(listen string, allowed []string) hostNames {
 		if a == "*" {
 			h.any = true
 		}
-		h.names[strings.ToLower(strings.TrimSuffix(a, "."))] = struct{}{}
+		if host, _, err := net.SplitHostPort(a); err == nil {
+			a = host // a port is not part of the name
+		}
+		h.names[strings.ToLower(strings.TrimSuffix(strings.Trim(a, "[]"), "."))] = struct{}{}
 	}
 	return h
 }

@@ -18,7 +18,7 @@ func withHosts(listen string, allowed ...string) func(*httpapi.Config) {
 // DNS rebinding: a page under the attacker's name reaches seqd on loopback, and
 // its requests carry that name in Host. seqd answers only the names it serves.
 func TestHostCheck(t *testing.T) {
-	s := newServer(t, withHosts("127.0.0.1:8080", "seqd.internal"))
+	s := newServer(t, withHosts("127.0.0.1:8080", "seqd.internal", "other.internal:9000"))
 	s.counter.Store("orders", 1)
 	for _, c := range []struct {
 		host, target string
@@ -38,6 +38,7 @@ func TestHostCheck(t *testing.T) {
 		{"10.1.2.3:8080", "/seq", http.StatusOK}, // an address: no name to rebind
 		{"seqd.internal:8080", "/seq", http.StatusOK},
 		{"Seqd.Internal", "/seq", http.StatusOK},
+		{"other.internal:8080", "/seq", http.StatusOK}, // an allowed name's port is not checked
 		// Probes come by address or any name.
 		{"rebind.attacker.example", "/healthz", http.StatusOK},
 		{"rebind.attacker.example", "/readyz", http.StatusOK},

@@ -4,6 +4,8 @@
 //	MONGODB_URI=mongodb://localhost:27017 seqd --addr 127.0.0.1:8080
 //
 // Every flag has an environment variable; a flag given on the command line wins.
+// Tokens come only from the environment or from files, never from the command
+// line, which every local user can read.
 package main
 
 import (

@@ -152,3 +152,20 @@ func TestMalformedTokenFileStopsSeqd(t *testing.T) {
 		t.Errorf("seqd listened:\n%s", stdout.String())
 	}
 }
+
+// A byte-order mark that starts a file is a byte-order mark: the header line after
+// it stays a comment, and no token is made of the mark and the header.
+func TestTokenFileBOM(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "tokens", "\ufeff##########\ntok-a tenant-a.*\ntok-b tenant-b.*   # tenant B\n")
+	lines, err := readTokenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range lines {
+		got = append(got, l.secret)
+	}
+	if want := []string{"tok-a", "tok-b"}; !slices.Equal(got, want) {
+		t.Errorf("tokens %q, want %q", got, want)
+	}
+}
