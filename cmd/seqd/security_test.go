@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -184,5 +185,45 @@ func lowerFileLimit() {
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
 		fmt.Fprintln(os.Stderr, "setrlimit:", err)
 		os.Exit(2)
+	}
+}
+
+// A connection on which no request passed the token checks is closed after 5 s
+// idle; one that authenticated keeps the server's IdleTimeout (2 minutes).
+func TestUnauthenticatedConnectionsIdleShort(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "tokens", "tok-legit *\n")
+	s := startSeqd(t, "--tokens-file", path)
+	open := func(request string) (net.Conn, *bufio.Reader) {
+		t.Helper()
+		c, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		io.WriteString(c, request)
+		r := bufio.NewReader(c)
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return c, r
+	}
+	stranger, strangerR := open("GET /oid HTTP/1.1\r\nHost: localhost\r\n\r\n") // 401
+	member, memberR := open("GET /oid HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer tok-legit\r\n\r\n")
+
+	start := time.Now()
+	stranger.SetReadDeadline(start.Add(20 * time.Second))
+	if _, err := strangerR.ReadByte(); err != io.EOF {
+		t.Fatalf("the unauthenticated connection: %v after %v, want EOF (closed by seqd)", err, time.Since(start))
+	}
+	closedAfter := time.Since(start)
+	if closedAfter > 7*time.Second {
+		t.Errorf("the unauthenticated connection closed after %v, want about 5 s", closedAfter)
+	}
+	member.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	if _, err := memberR.ReadByte(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the authenticated connection, %v after the other closed: %v, want it still open", closedAfter, err)
 	}
 }
