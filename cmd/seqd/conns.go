@@ -162,14 +162,14 @@ func markAuthenticated(r *http.Request) {
 // log.
 const storeConns = 128
 
-// defaultMaxConns is the file limit less storeConns; 0 when the limit is too low
-// for that to leave 16.
+// defaultMaxConns is the file limit (taken as 2^20 at most) less storeConns; 0
+// when the limit is too low for that to leave 16.
 func defaultMaxConns() int {
 	var rl syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur > 1<<20 {
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
 		return 1 << 16
 	}
-	if n := int(rl.Cur) - storeConns; n >= 16 {
+	if n := int(min(rl.Cur, 1<<20)) - storeConns; n >= 16 {
 		return n
 	}
 	return 0

@@ -170,6 +170,9 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 	if c.maxConns, err = strconv.Atoi(maxConns); err != nil || c.maxConns < 0 {
 		return c, fmt.Errorf("max-conns must be a whole number, 0 or more, got %q", maxConns)
 	}
+	if room := defaultMaxConns(); c.maxConns > room {
+		return c, fmt.Errorf("max-conns %d is more than the file limit (ulimit -n) leaves beside the store's %d connections, %d: seqd would run out of descriptors first; raise the limit", c.maxConns, storeConns, room)
+	}
 	if c.maxOptimistic, err = strconv.Atoi(maxOptimistic); err != nil || c.maxOptimistic < 1 {
 		return c, fmt.Errorf("max-optimistic-sequences must be a whole number, 1 or more, got %q", maxOptimistic)
 	}

@@ -59,6 +59,10 @@ func TestTokensFromEnvironmentFailClosed(t *testing.T) {
 			}
 		})
 	}
+	// A connection cap above what the file limit allows would not protect it.
+	if _, err := parseConfig(nil, envOf("MONGODB_URI", "mongodb://db", "SEQD_MAX_CONNS", "100000000"), io.Discard); err == nil || !strings.Contains(err.Error(), "ulimit -n") {
+		t.Errorf("max-conns above the file limit: %v, want an error naming ulimit -n", err)
+	}
 	// Unset is off, as make run wants it.
 	if c, err := parseConfig(nil, envOf("MONGODB_URI", "mongodb://db"), io.Discard); err != nil || len(c.keys.clients)+len(c.keys.admins) != 0 {
 		t.Errorf("no token variable: %v, %d tokens", err, len(c.keys.clients)+len(c.keys.admins))
