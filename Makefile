@@ -133,4 +133,5 @@ run:
 run_banner = printf 'make run: seqd serves http://%s against %s\nmake run: client tokens %s; admin token %s\n' \
 	"$${SEQD_ADDR:-127.0.0.1:8080}" "$$against" \
 	"$$( [ -n "$$SEQD_TOKENS$$SEQD_TOKENS_FILE" ] && echo "on: /oid and /seq need one" || echo "off: anyone who reaches the address may call /oid and /seq" )" \
-	"$$( [ -n "$$SEQD_ADMIN_TOKEN$$SEQD_ADMIN_TOKEN_FILE" ] && echo "on: PUT /seq/{name} needs it" || echo "off: PUT /seq/{name} answers 403 (start with SEQD_ADMIN_TOKEN=… make run)" )"
+	"$$( [ -n "$$SEQD_ADMIN_TOKEN$$SEQD_ADMIN_TOKEN_FILE" ] && echo "on: PUT /seq/{name} needs it" || echo "off: PUT /seq/{name} answers 403 (start with SEQD_ADMIN_TOKEN=… make run)" )"; \
+	case "$$against" in "the development store"*) echo "make run: the development store has no authentication: any local process can read and change it, so it listens on loopback only ($(DEVSTORE_ADDR)), its data yours only (0700)";; esac

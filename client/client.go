@@ -107,7 +107,7 @@ type options struct {
 }
 
 // WithToken sends token as a bearer token (Authorization: Bearer token), as seqd
-// started with --tokens or --admin-token requires. An empty token is an error,
+// started with client or admin tokens requires. An empty token is an error,
 // not "no token", so that an unset variable does not go unnoticed.
 func WithToken(token string) Option {
 	return func(o *options) error {

@@ -129,7 +129,7 @@ func bearer(h string) (string, bool) {
 
 var (
 	errUnauthorized  = &Error{Code: "unauthorized", Message: "missing or invalid bearer token"}
-	errAdminDisabled = &Error{Code: "admin_disabled", Message: "admin operations are disabled: start seqd with --admin-token"}
+	errAdminDisabled = &Error{Code: "admin_disabled", Message: "admin operations are disabled: start seqd with SEQD_ADMIN_TOKEN or --admin-token-file"}
 	errNotAdmin      = &Error{Code: "forbidden", Message: "this operation needs an admin token"}
 )
 
@@ -175,5 +175,38 @@ func (k *Keyring) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 			return errNotAdmin
 		}
 		return letThrough(c, next, e)
+	}
+}
+
+var errMetricsAdmin = &Error{Code: "forbidden", Message: "with client tokens in force, /metrics needs an admin token of every name (or seqd's --metrics-addr)"}
+
+// requireMetrics lets /metrics through while no client token is in force, as the
+// rest of the API is open then; otherwise only to an admin token of every name,
+// since the metrics total every tenant's traffic.
+func (k *Keyring) requireMetrics(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		s := k.keys.Load()
+		if s.clients == 0 {
+			return next(c)
+		}
+		e, _ := s.identify(c.Request())
+		switch {
+		case e == nil:
+			return errUnauthorized
+		case e.role != roleAdmin || !e.scope.All():
+			return errMetricsAdmin
+		}
+		return next(c)
+	}
+}
+
+// authenticated calls hook with each request that reaches it, that is, each
+// request the token checks before it let through.
+func authenticated(hook func(*http.Request)) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			hook(c.Request())
+			return next(c)
+		}
 	}
 }

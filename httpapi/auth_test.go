@@ -24,10 +24,12 @@ func TestAuth(t *testing.T) {
 	open := []check{
 		{"GET", "/healthz", "", 200, ""},
 		{"GET", "/readyz", "", 200, ""},
-		{"GET", "/metrics", "", 200, ""},
 		{"GET", "/openapi.json", "", 200, ""},
 		{"GET", "/healthz", "Bearer wrong", 200, ""},
 	}
+	// /metrics totals every client's traffic: open while the API is, else an
+	// admin token's (of every name) only.
+	metricsOpen := check{"GET", "/metrics", "", 200, ""}
 	tests := []struct {
 		name   string
 		config []func(*httpapi.Config)
@@ -77,6 +79,9 @@ func TestAuth(t *testing.T) {
 				put("Bearer wrong", 401, "unauthorized"),
 				put(client, 403, "forbidden"),
 				put(admin, 200, ""),
+				{"GET", "/metrics", "", 401, "unauthorized"},
+				{"GET", "/metrics", client, 403, "forbidden"},
+				{"GET", "/metrics", admin, 200, ""},
 			}, open...),
 		},
 		{
@@ -88,6 +93,7 @@ func TestAuth(t *testing.T) {
 				put("", 403, "admin_disabled"),
 				put(client, 403, "admin_disabled"),
 				put("Bearer "+adminToken, 403, "admin_disabled"),
+				{"GET", "/metrics", client, 403, "forbidden"},
 			}, open...),
 		},
 		{
@@ -100,6 +106,7 @@ func TestAuth(t *testing.T) {
 				put("", 401, "unauthorized"),
 				put("Bearer wrong", 401, "unauthorized"),
 				put(admin, 200, ""),
+				metricsOpen,
 			}, open...),
 		},
 		{
@@ -111,6 +118,7 @@ func TestAuth(t *testing.T) {
 				{"GET", "/status", "", 200, ""},
 				put("", 403, "admin_disabled"),
 				put("Bearer ", 403, "admin_disabled"),
+				metricsOpen,
 			}, open...),
 		},
 		{

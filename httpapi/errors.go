@@ -60,13 +60,17 @@ var codes = map[string]int{
 	"unauthorized":   http.StatusUnauthorized,
 	"admin_disabled": http.StatusForbidden,
 	"forbidden":      http.StatusForbidden,
+	"cross_site":     http.StatusForbidden,
 
 	"not_found":          http.StatusNotFound,
 	"sequence_not_found": http.StatusNotFound,
 	"method_not_allowed": http.StatusMethodNotAllowed,
 
-	"backwards": http.StatusConflict,
-	"exhausted": http.StatusConflict,
+	"backwards":      http.StatusConflict,
+	"exhausted":      http.StatusConflict,
+	"sequence_limit": http.StatusConflict,
+
+	"misdirected_host": http.StatusMisdirectedRequest,
 
 	"body_too_large":         http.StatusRequestEntityTooLarge,
 	"unsupported_media_type": http.StatusUnsupportedMediaType,

@@ -83,9 +83,14 @@ func newServer(t testing.TB, options ...func(*httpapi.Config)) *server {
 			// the real one has none.
 			s.counter, withoutModes{s.optimistic},
 		},
-		Ping:    s.ping.ping,
-		Logger:  slog.New(slog.NewJSONHandler(&lockedWriter{w: s.logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Metrics: s.metrics,
+		Ping: s.ping.ping,
+		// httptest.NewRequest's Host: the tests of the Host check set their own.
+		AllowedHosts: []string{"example.com"},
+		// A ping a request, so that a test sees the backend go down at once;
+		// TestReadyzPingsOnceASecond tests the default.
+		ReadyInterval: time.Nanosecond,
+		Logger:        slog.New(slog.NewJSONHandler(&lockedWriter{w: s.logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Metrics:       s.metrics,
 	}
 	for _, o := range options {
 		o(&cfg)

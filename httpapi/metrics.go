@@ -36,7 +36,8 @@ type Metrics struct {
 	leasesExpired prometheus.Counter
 	httpRequests  *prometheus.CounterVec
 	httpDuration  *prometheus.HistogramVec
-	routes        sync.Map // routeKey → routeMetrics, the series of each route and status seen
+	tokenReloads  *prometheus.CounterVec // by result: ok or error
+	routes        sync.Map               // routeKey → routeMetrics, the series of each route and status seen
 }
 
 // httpLabels label the HTTP metrics: status, method (the standard ones, else "other")
@@ -163,6 +164,13 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		Help: "The HTTP request latencies in seconds.", Buckets: prometheus.DefBuckets,
 	}, httpLabels)
 	reg.MustRegister(m.httpRequests, m.httpDuration)
+	m.tokenReloads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "seqd", Name: "token_reloads_total",
+		Help: "Readings of the token files on SIGHUP, by result: ok, or error when the tokens before stay in force.",
+	}, []string{"result"})
+	m.tokenReloads.WithLabelValues("ok")
+	m.tokenReloads.WithLabelValues("error")
+	reg.MustRegister(m.tokenReloads)
 	return m
 }
 
@@ -219,6 +227,18 @@ func (m *Metrics) LeaseExpired() { m.leasesExpired.Inc() }
 // Batch implements counters.Observer.
 func (m *Metrics) Batch(callers int) { m.batchCallers.Observe(float64(callers)) }
 
-func (m *Metrics) handler() echo.HandlerFunc {
-	return echo.WrapHandler(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+// Handler serves the metrics in Prometheus' format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// TokensReloaded counts a reading of the token files on SIGHUP: err nil when the
+// tokens read are in force, else why the tokens before stay in force (a token
+// meant to be revoked, say, is still taken).
+func (m *Metrics) TokensReloaded(err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.tokenReloads.WithLabelValues(result).Inc()
 }

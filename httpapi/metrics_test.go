@@ -28,9 +28,9 @@ type sample struct {
 }
 
 // scrape serves GET /metrics and parses it with expfmt.
-func scrape(t testing.TB, s *server) []sample {
+func scrape(t testing.TB, s *server, header ...string) []sample {
 	t.Helper()
-	rec := s.get(t, "/metrics")
+	rec := s.get(t, "/metrics", header...)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("GET /metrics: status %d", rec.Code)
 	}

@@ -15,9 +15,11 @@ import (
 
 // observe is what every request passes through, outermost first:
 //
-//   - every /oid, /uuid, /seq and /status response is marked no-store, errors and Echo's
-//     own OPTIONS and 405 answers included: a GET that hands out a value must never
-//     be served from a cache, nor a status that is old the moment it is read;
+//   - every answer is marked X-Content-Type-Options: nosniff, and every /oid, /uuid,
+//     /seq and /status response no-store, errors and Echo's own OPTIONS and 405
+//     answers included: a GET that hands out a value must never be served from a
+//     cache, nor a status that is old the moment it is read; /status is also
+//     Referrer-Policy: no-referrer;
 //   - the request gets an id, in X-Request-Id and the logs: the client's own when it
 //     is short and plain, else a new ObjectId;
 //   - a panic becomes a 500, logged with its stack;
@@ -36,8 +38,12 @@ func observe(log *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
 			r, h := c.Request(), c.Response().Header()
+			h[echo.HeaderXContentTypeOptions] = noSniffValue
 			if p := r.URL.Path; strings.HasPrefix(p, "/oid") || strings.HasPrefix(p, "/uuid") || strings.HasPrefix(p, "/seq") || p == "/status" {
 				h[echo.HeaderCacheControl] = noStoreValue // shared: Set would allocate
+				if p == "/status" {
+					h[echo.HeaderReferrerPolicy] = noReferrerValue // its links carry no name away
+				}
 			}
 			ctx := r.Context()
 
@@ -78,7 +84,11 @@ func observe(log *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 	}
 }
 
-var noStoreValue = []string{"no-store"}
+var (
+	noStoreValue    = []string{"no-store"}
+	noSniffValue    = []string{"nosniff"} // every answer: JSON is never run as a script or page
+	noReferrerValue = []string{"no-referrer"}
+)
 
 // maxLoggedPath bounds the path in an access log line: a client may send a very long
 // one, and the start is enough to find it.

@@ -16,7 +16,8 @@ func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 	m := cfg.Metrics
 	keys := cfg.Keys
 
-	e.Use(observe(cfg.Logger, m)) // no-store, request ids, panics, errors, metrics, logs
+	e.Use(observe(cfg.Logger, m)) // nosniff, no-store, request ids, panics, errors, metrics, logs
+	e.Use(hostCheck(newHostNames(cfg.ListenAddr, cfg.AllowedHosts)))
 
 	// The rate limit runs before the token checks, so that guessing tokens and
 	// floods of refused requests are limited too (by address).
@@ -27,10 +28,16 @@ func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 	// The token checks leave the token's scope in the context: inScope refuses a
 	// name outside it, and a listing lists only names in it.
 	client, admin = append(client, keys.requireClient), append(admin, keys.requireAdmin, inScope)
+	if cfg.Authenticated != nil {
+		client, admin = append(client, authenticated(cfg.Authenticated)), append(admin, authenticated(cfg.Authenticated))
+	}
 	timeout := middleware.ContextTimeout(cfg.Timeout)
 	backend := append(client[:len(client):len(client)], timeout)
 	named := append(client[:len(client):len(client)], inScope, timeout)
-	admin = append(admin, timeout)
+	// What spends or changes a value refuses a browser's cross-site request
+	// first: a page must not spend values even where tokens are off.
+	spend := append([]echo.MiddlewareFunc{sameOrigin}, named...)
+	admin = append([]echo.MiddlewareFunc{sameOrigin}, append(admin, timeout)...)
 
 	e.GET("/oid", newOIDs(m), client...)
 	e.GET("/oid/:hex", decodeOID, client...)
@@ -44,8 +51,8 @@ func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 	e.GET("/seq/:name", currentValue(seqs), named...)
 	// Only PUT reads a body; net/http bounds what it drains of other requests' bodies.
 	e.PUT("/seq/:name", putSequence(seqs), append(admin, middleware.BodyLimit(maxBody))...)
-	e.GET("/seq/:name/next", nextValues(seqs, m), named...)
-	e.POST("/seq/:name/next", nextValues(seqs, m), named...)
+	e.GET("/seq/:name/next", nextValues(seqs, m), spend...)
+	e.POST("/seq/:name/next", nextValues(seqs, m), spend...)
 	e.GET("/seq/:name/status", sequenceStatus(seqs), named...)
 	e.GET("/status", statusPageHandler(seqs), backend...)
 
@@ -53,7 +60,9 @@ func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 	// values refuse HEAD (405): a probe must not spend a value.
 	probe := []string{http.MethodGet, http.MethodHead}
 	e.Match(probe, "/healthz", healthz)
-	e.Match(probe, "/readyz", readyz(cfg.Ping), middleware.ContextTimeout(cfg.Timeout))
-	e.GET("/metrics", m.handler())
+	e.Match(probe, "/readyz", readyz(newStoreCheck(cfg.Ping, cfg.Timeout, cfg.ReadyInterval)), middleware.ContextTimeout(cfg.Timeout))
+	if !cfg.MetricsElsewhere {
+		e.GET("/metrics", echo.WrapHandler(m.Handler()), keys.requireMetrics)
+	}
 	e.GET("/openapi.json", openAPI)
 }

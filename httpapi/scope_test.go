@@ -255,7 +255,7 @@ func TestScopesLeakNothing(t *testing.T) {
 	} {
 		s.serve(t, newRequest(r.method, r.path, `{"value":1}`, "Content-Type", "application/json", "Authorization", "Bearer "+r.token))
 	}
-	for _, sm := range scrape(t, s) {
+	for _, sm := range scrape(t, s, "Authorization", "Bearer "+tenantAdmin) {
 		for k, v := range sm.labels {
 			if strings.Contains(v, "secret-plan") || strings.Contains(v, "token-") {
 				t.Errorf("metric %s has label %s=%q", sm.name, k, v)

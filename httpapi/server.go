@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -22,8 +23,10 @@ type Config struct {
 	// Sequencers serve /seq, one per strategy; ?strategy= picks one by its
 	// Strategy(). The first serves requests that name none.
 	Sequencers []counters.Sequencer
-	// Ping reports whether the backend answers; /readyz calls it.
-	Ping func(ctx context.Context) error
+	// Ping reports whether the backend answers; /readyz calls it at most once a
+	// ReadyInterval (zero: a second), and every /readyz in between gets its answer.
+	Ping          func(ctx context.Context) error
+	ReadyInterval time.Duration
 	// Timeout bounds each request's backend work; zero means 2s.
 	Timeout time.Duration
 	// Tokens, when not empty, are the client tokens /oid, /uuid, /seq and /status require.
@@ -38,6 +41,22 @@ type Config struct {
 	// once above that (zero: one second's worth). Zero RateLimit is no limit.
 	RateLimit float64
 	RateBurst int
+	// ListenAddr is the address seqd listens on: its host is a Host name seqd
+	// serves, besides localhost, IP addresses and AllowedHosts ("*": any).
+	// Other Host headers get 421.
+	ListenAddr   string
+	AllowedHosts []string
+	// MetricsElsewhere means /metrics is served apart (Metrics.Handler), not here.
+	// Here, while client tokens are in force, it needs an admin token of every name.
+	MetricsElsewhere bool
+	// Authenticated, when set, is called with each request the token checks let
+	// through (every request to a client route while no client token is in force).
+	Authenticated func(*http.Request)
+	// MaxOptimistic bounds how many optimistic sequences the store may hold, as
+	// CountOptimistic counts them; a new name past it is refused with 409
+	// sequence_limit. Zero is no bound.
+	MaxOptimistic   int
+	CountOptimistic func(context.Context) (int, error)
 	// Logger receives JSON request logs; nil discards them.
 	Logger *slog.Logger
 	// Metrics records Prometheus metrics; nil creates a fresh registry.
@@ -48,6 +67,18 @@ type Config struct {
 func New(cfg Config) (http.Handler, error) {
 	if cfg.Ping == nil {
 		return nil, fmt.Errorf("httpapi: Ping is required")
+	}
+	if cfg.MaxOptimistic > 0 {
+		if cfg.CountOptimistic == nil {
+			return nil, fmt.Errorf("httpapi: MaxOptimistic needs CountOptimistic")
+		}
+		list := slices.Clone(cfg.Sequencers)
+		for i, seq := range list {
+			if seq != nil && seq.Strategy() == counters.StrategyOptimistic {
+				list[i] = newBoundedLedgers(seq, cfg.MaxOptimistic, cfg.CountOptimistic)
+			}
+		}
+		cfg.Sequencers = list
 	}
 	seqs, err := newSequencers(cfg.Sequencers)
 	if err != nil {

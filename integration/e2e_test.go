@@ -310,7 +310,7 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("operations", func(t *testing.T) {
 		do(t, base, call{path: "/healthz"}).want(t, 200, nil)
 		do(t, base, call{path: "/readyz"}).want(t, 200, nil)
-		m := do(t, base, call{path: "/metrics"})
+		m := do(t, base, call{path: "/metrics", token: adminToken}) // with client tokens in force, an admin's
 		m.want(t, 200, nil)
 		for _, name := range []string{"seqd_http_requests_total", "seqd_sequence_values_issued_total",
 			"seqd_oids_issued_total", "seqd_coalesced_batch_callers", "seqd_duplicate_key_retries_total", "seqd_backend_errors_total"} {

@@ -317,10 +317,10 @@ func TestFaultAbandonedRequestsLeaveNoGoroutines(t *testing.T) {
 	partial := []string{
 		"",
 		"GET /seq/leak-a/ne",
-		"GET /seq/leak-a/next HTTP/1.1\r\nHost: seqd\r\n",
-		"PUT /seq/leak-b HTTP/1.1\r\nHost: seqd\r\nAuthorization: Bearer " + adminToken +
+		"GET /seq/leak-a/next HTTP/1.1\r\nHost: localhost\r\n",
+		"PUT /seq/leak-b HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + adminToken +
 			"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"value\":",
-		"POST /seq/leak-c/next HTTP/1.1\r\nHost: seqd\r\nContent-Length: 0\r\n\r\n", // the answer is never read
+		"POST /seq/leak-c/next HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n", // the answer is never read
 	}
 	var conns []net.Conn
 	defer func() {

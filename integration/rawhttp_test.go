@@ -32,26 +32,27 @@ type rawCase struct {
 func rawCases() []rawCase {
 	auth := "Authorization: Bearer " + clientToken + "\r\n"
 	admin := "Authorization: Bearer " + adminToken + "\r\n"
-	get := func(target string) string { return "GET " + target + " HTTP/1.1\r\nHost: h\r\n" + auth + "\r\n" }
+	get := func(target string) string { return "GET " + target + " HTTP/1.1\r\nHost: localhost\r\n" + auth + "\r\n" }
 	put := func(extra, body string) string {
-		return "PUT /seq/raw HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n" + admin + extra + "\r\n" + body
+		return "PUT /seq/raw HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n" + admin + extra + "\r\n" + body
 	}
 	return []rawCase{
 		// Request lines and versions.
 		{name: "no target", raw: "GET\r\n\r\n", want: []int{400}, goHTTP: true},
 		{name: "no version", raw: "GET /oid\r\n\r\n", want: []int{400}, goHTTP: true},
-		{name: "space in target", raw: "GET /seq/a b/next HTTP/1.1\r\nHost: h\r\n" + auth + "\r\n", want: []int{400}, goHTTP: true},
+		{name: "space in target", raw: "GET /seq/a b/next HTTP/1.1\r\nHost: localhost\r\n" + auth + "\r\n", want: []int{400}, goHTTP: true},
 		{name: "binary", raw: "\x00\x01\x02\x03\r\n\r\n", want: []int{400}, goHTTP: true},
 		{name: "TLS hello", raw: "\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03\r\n\r\n", want: []int{400}, goHTTP: true},
-		{name: "HTTP/9.9", raw: "GET /oid HTTP/9.9\r\nHost: h\r\n\r\n", want: []int{505}, goHTTP: true},
+		{name: "HTTP/9.9", raw: "GET /oid HTTP/9.9\r\nHost: localhost\r\n\r\n", want: []int{505}, goHTTP: true},
 		// net/http hands it on as a request for "*", found nowhere, and closes.
 		{name: "HTTP/2 preface", raw: "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", want: []int{404}},
 		{name: "HTTP/1.0 without Host", raw: "GET /oid HTTP/1.0\r\n" + auth + "\r\n", want: []int{200}},
-		{name: "OPTIONS *", raw: "OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n", want: []int{200}},
-		{name: "CONNECT", raw: "CONNECT 127.0.0.1:1 HTTP/1.1\r\nHost: h\r\n" + auth + "\r\n", want: []int{404}},
+		{name: "OPTIONS *", raw: "OPTIONS * HTTP/1.1\r\nHost: localhost\r\n\r\n", want: []int{200}},
+		{name: "CONNECT", raw: "CONNECT 127.0.0.1:1 HTTP/1.1\r\nHost: localhost\r\n" + auth + "\r\n", want: []int{404}},
 		{name: "empty line first", raw: "\r\n" + get("/oid"), want: []int{400}, goHTTP: true},
-		{name: "lower-case method", raw: "get /oid HTTP/1.1\r\nHost: h\r\n" + auth + "\r\n", want: []int{405}},
-		{name: "absolute form", raw: get("http://evil.example/oid"), want: []int{200}},
+		{name: "lower-case method", raw: "get /oid HTTP/1.1\r\nHost: localhost\r\n" + auth + "\r\n", want: []int{405}},
+		{name: "absolute form", raw: get("http://localhost/oid"), want: []int{200}},
+		{name: "absolute form, another host", raw: get("http://evil.example/oid"), want: []int{421}}, // the URL's host is the Host
 		{name: "control byte in query", raw: get("/oid?count=\x01"), want: []int{400}, goHTTP: true},
 		{name: "bad escape in path", raw: get("/seq/%zz/next"), want: []int{400}, goHTTP: true},
 		{name: "raw UTF-8 in path", raw: get("/seq/\xc3\xa9/next"), want: []int{400}},
@@ -60,13 +61,13 @@ func rawCases() []rawCase {
 		// Headers.
 		{name: "no Host", raw: "GET /oid HTTP/1.1\r\n" + auth + "\r\n", want: []int{400}, goHTTP: true},
 		{name: "two Hosts", raw: "GET /oid HTTP/1.1\r\nHost: a\r\nHost: b\r\n" + auth + "\r\n", want: []int{400}, goHTTP: true},
-		{name: "header without colon", raw: "GET /oid HTTP/1.1\r\nHost: h\r\nNoColon\r\n\r\n", want: []int{400}, goHTTP: true},
-		{name: "NUL in a header", raw: "GET /oid HTTP/1.1\r\nHost: h\r\nX-Nul: a\x00b\r\n" + auth + "\r\n", want: []int{400}, goHTTP: true},
-		{name: "folded header", raw: "GET /oid HTTP/1.1\r\nHost: h\r\nX-Folded: a\r\n b\r\n" + auth + "\r\n", want: []int{200}},
-		{name: "h2c upgrade", raw: "GET /oid HTTP/1.1\r\nHost: h\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\n" +
+		{name: "header without colon", raw: "GET /oid HTTP/1.1\r\nHost: localhost\r\nNoColon\r\n\r\n", want: []int{400}, goHTTP: true},
+		{name: "NUL in a header", raw: "GET /oid HTTP/1.1\r\nHost: localhost\r\nX-Nul: a\x00b\r\n" + auth + "\r\n", want: []int{400}, goHTTP: true},
+		{name: "folded header", raw: "GET /oid HTTP/1.1\r\nHost: localhost\r\nX-Folded: a\r\n b\r\n" + auth + "\r\n", want: []int{200}},
+		{name: "h2c upgrade", raw: "GET /oid HTTP/1.1\r\nHost: localhost\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\n" +
 			"HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n" + auth + "\r\n", want: []int{200}},
-		{name: "bare LF", raw: "GET /oid HTTP/1.1\nHost: h\n" + strings.TrimSuffix(auth, "\r\n") + "\n\n", want: []int{200}},
-		{name: "header block past 1 MiB", raw: "GET /oid HTTP/1.1\r\nHost: h\r\nX-Big: " + strings.Repeat("b", 1<<20+8192) + "\r\n\r\n",
+		{name: "bare LF", raw: "GET /oid HTTP/1.1\nHost: localhost\n" + strings.TrimSuffix(auth, "\r\n") + "\n\n", want: []int{200}},
+		{name: "header block past 1 MiB", raw: "GET /oid HTTP/1.1\r\nHost: localhost\r\nX-Big: " + strings.Repeat("b", 1<<20+8192) + "\r\n\r\n",
 			want: []int{431}, goHTTP: true},
 
 		// Lengths and chunking.
@@ -83,11 +84,11 @@ func rawCases() []rawCase {
 		{name: "Expect: 100-continue", raw: put("Expect: 100-continue\r\nContent-Length: 11\r\n", `{"value":2}`), want: []int{200}},
 
 		// Half-written requests, and several on one connection.
-		{name: "header cut short", raw: "GET /oid HTTP/1.1\r\nHost: h\r\n", halfClose: true, want: []int{400}, goHTTP: true},
+		{name: "header cut short", raw: "GET /oid HTTP/1.1\r\nHost: localhost\r\n", halfClose: true, want: []int{400}, goHTTP: true},
 		// net/http ends the request's context when the body ends early, as when a
 		// client leaves: seqd's 499.
 		{name: "body cut short", raw: put("Content-Length: 11\r\n", `{"val`), halfClose: true, want: []int{499}},
-		{name: "pipelined", raw: get("/oid?count=0") + get("/oid") + "DELETE /oid HTTP/1.1\r\nHost: h\r\n" + auth + "\r\n" + get("/healthz"),
+		{name: "pipelined", raw: get("/oid?count=0") + get("/oid") + "DELETE /oid HTTP/1.1\r\nHost: localhost\r\n" + auth + "\r\n" + get("/healthz"),
 			want: []int{400, 200, 405, 200}},
 	}
 }

@@ -30,7 +30,7 @@ func TestScopedTokensOnStore(t *testing.T) {
 		"token-mixed":  {"z", "a.*", "az*", "9", "Z_a", "a-"},
 		"token-single": {"a0"},
 		"token-none":   {"q.*", "missing"},
-		"token-all":    nil,
+		"token-all":    {"*"},
 	}
 	var file strings.Builder
 	for token, patterns := range scopes {

@@ -157,7 +157,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
+	// The store has no authentication, so its files are its owner's only: the
+	// directory 0700 and every file 0600, those FerretDB and SQLite create (the
+	// umask) and those a store before this one left.
+	syscall.Umask(0o077)
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return err
+	}
+	if err := privateFiles(abs); err != nil {
 		return err
 	}
 	sock, err := socketPath(abs)
@@ -211,6 +218,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	<-checkpointsDone
 	<-ferretDone
 	return err
+}
+
+// privateFiles makes dir 0700 and the regular files in it 0600.
+func privateFiles(dir string) error {
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			if err := os.Chmod(filepath.Join(dir, e.Name()), 0o600); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // socketPath returns where FerretDB listens: ferretdb.sock in dir. A socket left

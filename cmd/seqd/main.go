@@ -4,6 +4,8 @@
 //	MONGODB_URI=mongodb://localhost:27017 seqd --addr 127.0.0.1:8080
 //
 // Every flag has an environment variable; a flag given on the command line wins.
+// Tokens come only from the environment or from files, never from the command
+// line, which every local user can read.
 package main
 
 import (
@@ -17,11 +19,13 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
@@ -34,7 +38,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	context.AfterFunc(ctx, stop) // after the first signal, a second one ends seqd at once
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return // -h: the usage is what was asked for
 		}
@@ -47,10 +51,12 @@ type config struct {
 	addr, uri, db, strategy, logLevel string
 	timeout, shutdownTimeout          time.Duration
 	modeRefresh, blockLease           time.Duration
-	tokens                            []string // --tokens
-	adminToken                        string   // --admin-token
-	tokensFile, adminFile             string
+	tokens                            tokenSources
 	keys                              tokenSet // all of them, as read at start
+	allowedHosts                      []string
+	metricsAddr                       string
+	maxConns                          int // 0: from the file limit
+	maxOptimistic                     int
 	noCoalesce                        bool
 	writesInFlight                    int
 	rateLimit                         float64
@@ -58,13 +64,14 @@ type config struct {
 	pprofAddr                         string
 }
 
-// parseConfig reads flags, falling back to environment variables, then to defaults.
-func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+// parseConfig reads flags, falling back to environment variables (lookupEnv, as
+// os.LookupEnv), then to defaults.
+func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("seqd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	env := func(key, def string) string {
-		if v := getenv(key); v != "" {
+		if v, _ := lookupEnv(key); v != "" {
 			return v
 		}
 		return def
@@ -73,11 +80,18 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.uri, "mongodb-uri", env("MONGODB_URI", ""), "MongoDB connection string (MONGODB_URI)")
 	fs.StringVar(&c.db, "db", env("SEQD_DB", "seqd"), "database name (SEQD_DB)")
 	fs.StringVar(&c.strategy, "strategy", env("SEQD_STRATEGY", counters.StrategyCounter), "default sequence strategy: counter or optimistic (SEQD_STRATEGY)")
-	var tokens, tokensFile, adminFile, rateLimit, rateBurst string
-	fs.StringVar(&tokens, "tokens", env("SEQD_TOKENS", ""), "comma-separated client tokens; when set, /oid and /seq need one (SEQD_TOKENS)")
-	fs.StringVar(&tokensFile, "tokens-file", env("SEQD_TOKENS_FILE", ""), "file of client tokens, a line each: TOKEN [SCOPE …], a scope a sequence name, a prefix ending in * or *, none for every name; # comments; adds to --tokens; read again on SIGHUP (SEQD_TOKENS_FILE)")
-	fs.StringVar(&c.adminToken, "admin-token", env("SEQD_ADMIN_TOKEN", ""), "admin token; PUT /seq/{name} is disabled without it (SEQD_ADMIN_TOKEN)")
-	fs.StringVar(&adminFile, "admin-token-file", env("SEQD_ADMIN_TOKEN_FILE", ""), "file of admin tokens, as --tokens-file: TOKEN [SCOPE …] a line; read again on SIGHUP (SEQD_ADMIN_TOKEN_FILE)")
+	var tokensFile, adminFile, rateLimit, rateBurst string
+	// Tokens are never taken from the command line, which every local user sees
+	// (ps, /proc): the flags exist only to say where a token goes instead.
+	fs.String("tokens", "", "refused: put client tokens in SEQD_TOKENS (comma-separated, every name) or --tokens-file")
+	fs.String("admin-token", "", "refused: put the admin token in SEQD_ADMIN_TOKEN or --admin-token-file")
+	fs.StringVar(&tokensFile, "tokens-file", env("SEQD_TOKENS_FILE", ""), "file of client tokens, a line each: TOKEN SCOPE [SCOPE …], a scope a sequence name, a prefix ending in *, or * for every name; # comments; adds to SEQD_TOKENS; read again on SIGHUP (SEQD_TOKENS_FILE)")
+	fs.StringVar(&adminFile, "admin-token-file", env("SEQD_ADMIN_TOKEN_FILE", ""), "file of admin tokens, as --tokens-file: TOKEN SCOPE [SCOPE …] a line; read again on SIGHUP (SEQD_ADMIN_TOKEN_FILE)")
+	var allowedHosts, maxConns, maxOptimistic string
+	fs.StringVar(&allowedHosts, "allowed-hosts", env("SEQD_ALLOWED_HOSTS", ""), "comma-separated host names seqd answers besides its listen address, localhost and IP addresses; other Host headers get 421; * for any (SEQD_ALLOWED_HOSTS)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", env("SEQD_METRICS_ADDR", ""), "serve /metrics on this address, without a token, instead of on --addr (SEQD_METRICS_ADDR)")
+	fs.StringVar(&maxConns, "max-conns", env("SEQD_MAX_CONNS", "0"), "open client connections at most; idle ones are closed first to make room; 0 is the process's file limit less what the store's connections need (SEQD_MAX_CONNS)")
+	fs.StringVar(&maxOptimistic, "max-optimistic-sequences", env("SEQD_MAX_OPTIMISTIC_SEQUENCES", "1000"), "optimistic sequences (a collection each) the store may hold before a new one is refused with 409 (SEQD_MAX_OPTIMISTIC_SEQUENCES)")
 	fs.StringVar(&rateLimit, "rate-limit", env("SEQD_RATE_LIMIT", "0"), "requests a second each client (token, else address) may make on /oid and /seq; 0 is no limit (SEQD_RATE_LIMIT)")
 	fs.StringVar(&rateBurst, "rate-burst", env("SEQD_RATE_BURST", "0"), "requests a client may make at once above the rate; 0 means one second's worth (SEQD_RATE_BURST)")
 	fs.StringVar(&c.logLevel, "log-level", env("SEQD_LOG_LEVEL", "info"), "debug, info, warn or error; successful requests are logged at debug (SEQD_LOG_LEVEL)")
@@ -96,6 +110,18 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if given(fs, "tokens") {
+		return c, errors.New("--tokens: a token on the command line is shown to every local user (ps); put client tokens in SEQD_TOKENS or a --tokens-file")
+	}
+	if given(fs, "admin-token") {
+		return c, errors.New("--admin-token: a token on the command line is shown to every local user (ps); put the admin token in SEQD_ADMIN_TOKEN or an --admin-token-file")
+	}
+	// A variable set to nothing names no file: refused, not read as "no tokens".
+	for _, name := range []string{"SEQD_TOKENS_FILE", "SEQD_ADMIN_TOKEN_FILE"} {
+		if v, ok := lookupEnv(name); ok && strings.TrimSpace(v) == "" {
+			return c, fmt.Errorf("%s is set but empty; unset it, or name a file", name)
+		}
 	}
 	var err error
 	if c.timeout, err = positiveDuration("timeout", timeout); err != nil {
@@ -116,7 +142,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.writesInFlight, err = strconv.Atoi(inFlight); err != nil || c.writesInFlight < 1 || c.writesInFlight > 64 {
 		return c, fmt.Errorf("writes-in-flight must be a whole number from 1 to 64, got %q", inFlight)
 	}
-	if v := getenv("SEQD_NO_COALESCE"); v != "" && !given(fs, "no-coalesce") {
+	if v, _ := lookupEnv("SEQD_NO_COALESCE"); v != "" && !given(fs, "no-coalesce") {
 		if c.noCoalesce, err = strconv.ParseBool(v); err != nil {
 			return c, fmt.Errorf("SEQD_NO_COALESCE must be true or false, got %q", v)
 		}
@@ -127,14 +153,28 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.rateBurst, err = strconv.Atoi(rateBurst); err != nil || c.rateBurst < 0 {
 		return c, fmt.Errorf("rate-burst must be a whole number, 0 or more, got %q", rateBurst)
 	}
-	for _, t := range strings.Split(tokens, ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			c.tokens = append(c.tokens, t)
+	c.tokens.clients, c.tokens.hasClients = lookupEnv("SEQD_TOKENS")
+	c.tokens.admin, c.tokens.hasAdmin = lookupEnv("SEQD_ADMIN_TOKEN")
+	c.tokens.clientFile, c.tokens.adminFile = tokensFile, adminFile
+	if c.keys, err = c.tokens.load(); err != nil {
+		return c, err
+	}
+	if allowedHosts != "" {
+		for i, h := range strings.Split(allowedHosts, ",") {
+			if h = strings.TrimSpace(h); h == "" || strings.ContainsAny(h, " /\\@") {
+				return c, fmt.Errorf("allowed-hosts: entry %d is not a host name", i+1)
+			}
+			c.allowedHosts = append(c.allowedHosts, h)
 		}
 	}
-	c.tokensFile, c.adminFile = tokensFile, adminFile
-	if c.keys, err = c.tokenSources().load(); err != nil {
-		return c, err
+	if c.maxConns, err = strconv.Atoi(maxConns); err != nil || c.maxConns < 0 {
+		return c, fmt.Errorf("max-conns must be a whole number, 0 or more, got %q", maxConns)
+	}
+	if room := defaultMaxConns(); c.maxConns > room {
+		return c, fmt.Errorf("max-conns %d is more than the file limit (ulimit -n) leaves beside the store's %d connections, %d: seqd would run out of descriptors first; raise the limit", c.maxConns, storeConns, room)
+	}
+	if c.maxOptimistic, err = strconv.Atoi(maxOptimistic); err != nil || c.maxOptimistic < 1 {
+		return c, fmt.Errorf("max-optimistic-sequences must be a whole number, 1 or more, got %q", maxOptimistic)
 	}
 	if c.strategy != counters.StrategyCounter && c.strategy != counters.StrategyOptimistic {
 		return c, fmt.Errorf("strategy must be %s or %s, got %q", counters.StrategyCounter, counters.StrategyOptimistic, c.strategy)
@@ -160,11 +200,6 @@ func positiveDuration(name, s string) (time.Duration, error) {
 	return d, nil
 }
 
-// tokenSources are where c's tokens come from.
-func (c config) tokenSources() tokenSources {
-	return tokenSources{clients: c.tokens, admin: c.adminToken, clientFile: c.tokensFile, adminFile: c.adminFile}
-}
-
 // sequencers returns both strategies over counter and optimistic, the one named
 // strategy first: the first serves requests that name none.
 func sequencers(counter *counters.Counter, optimistic *counters.Optimistic, strategy string) []counters.Sequencer {
@@ -176,8 +211,8 @@ func sequencers(counter *counters.Counter, optimistic *counters.Optimistic, stra
 
 // run is seqd: it serves until ctx is done, then lets in-flight requests finish
 // and disconnects from MongoDB.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := parseConfig(args, getenv, stderr)
+func run(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, lookupEnv, stderr)
 	if err != nil {
 		return err
 	}
@@ -228,7 +263,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer signal.Stop(hangup)
 	reloadCtx, stopReloading := context.WithCancel(ctx)
 	reloaded := make(chan struct{})
-	go reloadOnHangup(reloadCtx, hangup, cfg.tokenSources(), keys, log, reloaded)
+	go reloadOnHangup(reloadCtx, hangup, cfg.tokens, keys, metrics, log, reloaded)
 	defer func() { stopReloading(); <-reloaded }()
 
 	handler, err := httpapi.New(httpapi.Config{
@@ -240,17 +275,38 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		RateBurst:  cfg.rateBurst,
 		Logger:     log,
 		Metrics:    metrics,
+
+		ListenAddr:       cfg.addr,
+		AllowedHosts:     cfg.allowedHosts,
+		MetricsElsewhere: cfg.metricsAddr != "",
+		Authenticated:    markAuthenticated,
+		MaxOptimistic:    cfg.maxOptimistic,
+		CountOptimistic: func(ctx context.Context) (int, error) {
+			names, err := db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: bson.D{{Key: "$regex", Value: "^" + regexp.QuoteMeta(counters.LedgerPrefix)}}}})
+			return len(names), err
+		},
 	})
 	if err != nil {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", cfg.addr)
+	maxConns := cfg.maxConns
+	if maxConns == 0 {
+		if maxConns = defaultMaxConns(); maxConns == 0 {
+			return fmt.Errorf("the file limit (ulimit -n) leaves too few descriptors for client connections beside the store's %d; raise it, or set --max-conns", storeConns)
+		}
+	}
+	tcp, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
 	}
+	// An unauthenticated connection waits for its next request as long as for its
+	// first (ReadHeaderTimeout).
+	ln := newConnLimit(tcp, maxConns, 5*time.Second)
 	srv := &http.Server{
 		Handler:           handler,
+		ConnState:         ln.connState,
+		ConnContext:       connContext,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      cfg.timeout + 10*time.Second,
@@ -260,8 +316,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	clientTokens, adminTokens := keys.Counts()
 	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.db, "strategy", cfg.strategy,
 		"client_tokens", clientTokens, "admin_tokens", adminTokens, "coalesce", !cfg.noCoalesce, "writes_in_flight", cfg.writesInFlight,
-		"rate_limit", cfg.rateLimit)
+		"rate_limit", cfg.rateLimit, "max_conns", maxConns)
 
+	if cfg.metricsAddr != "" {
+		stopMetrics, err := serveApart("metrics-addr", cfg.metricsAddr, "metrics", metricsMux(metrics.Handler()), log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopMetrics()
+	}
 	if cfg.pprofAddr != "" {
 		stopProfiling, err := serveProfiling(cfg.pprofAddr, log)
 		if err != nil {

@@ -25,18 +25,23 @@ import (
 // it is main, so exit statuses can be checked.
 func TestMain(m *testing.M) {
 	if os.Getenv("SEQD_TEST_AS_MAIN") != "" {
+		lowerFileLimit()
 		main()
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
 
-func envOf(kv ...string) func(string) string {
+// envOf is os.LookupEnv over the environment kv (key, value, …).
+func envOf(kv ...string) func(string) (string, bool) {
 	m := map[string]string{}
 	for i := 0; i+1 < len(kv); i += 2 {
 		m[kv[i]] = kv[i+1]
 	}
-	return func(k string) string { return m[k] }
+	return func(k string) (string, bool) {
+		v, ok := m[k]
+		return v, ok
+	}
 }
 
 func TestParseConfigDefaults(t *testing.T) {
@@ -45,7 +50,7 @@ func TestParseConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.addr != "127.0.0.1:8080" || c.db != "seqd" || c.timeout != 2*time.Second || c.strategy != "counter" ||
-		c.uri != "mongodb://db" || c.tokens != nil || c.adminToken != "" || c.noCoalesce || c.rateLimit != 0 || c.modeRefresh != time.Second ||
+		c.uri != "mongodb://db" || c.tokens.hasClients || c.tokens.hasAdmin || len(c.keys.clients)+len(c.keys.admins) != 0 || c.noCoalesce || c.rateLimit != 0 || c.modeRefresh != time.Second ||
 		c.blockLease != 15*time.Second || c.writesInFlight != 1 {
 		t.Errorf("defaults: %+v", c)
 	}
@@ -53,7 +58,7 @@ func TestParseConfigDefaults(t *testing.T) {
 
 func TestParseConfigFlagBeatsEnv(t *testing.T) {
 	env := envOf("MONGODB_URI", "mongodb://env", "SEQD_ADDR", ":1", "SEQD_TIMEOUT", "5s",
-		"SEQD_TOKENS", "a, b,,c", "SEQD_STRATEGY", "optimistic", "SEQD_NO_COALESCE", "true", "SEQD_RATE_LIMIT", "100", "SEQD_MODE_REFRESH", "250ms",
+		"SEQD_TOKENS", "a, b,c", "SEQD_STRATEGY", "optimistic", "SEQD_NO_COALESCE", "true", "SEQD_RATE_LIMIT", "100", "SEQD_MODE_REFRESH", "250ms",
 		"SEQD_BLOCK_LEASE", "2s", "SEQD_WRITES_IN_FLIGHT", "3")
 	c, err := parseConfig([]string{"--addr", ":2", "--mongodb-uri", "mongodb://flag"}, env, io.Discard)
 	if err != nil {
@@ -63,7 +68,7 @@ func TestParseConfigFlagBeatsEnv(t *testing.T) {
 		t.Errorf("flags did not win: addr %q uri %q", c.addr, c.uri)
 	}
 	if c.timeout != 5*time.Second || c.strategy != "optimistic" || !c.noCoalesce || c.rateLimit != 100 ||
-		!slices.Equal(c.tokens, []string{"a", "b", "c"}) || c.modeRefresh != 250*time.Millisecond ||
+		!slices.Equal(secrets(c.keys.clients), []string{"a", "b", "c"}) || c.modeRefresh != 250*time.Millisecond ||
 		c.blockLease != 2*time.Second || c.writesInFlight != 3 {
 		t.Errorf("environment not read: %+v", c)
 	}
@@ -93,10 +98,10 @@ func TestParseConfigTokenFiles(t *testing.T) {
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens")
 	admin := filepath.Join(dir, "admin")
-	os.WriteFile(tokens, []byte("# clients\nt1\n\n  t2  tenant-a.*\n"), 0o600)
-	os.WriteFile(admin, []byte("root-token\n"), 0o600)
-	c, err := parseConfig([]string{"--tokens", "t0", "--tokens-file", tokens, "--admin-token-file", admin},
-		envOf("MONGODB_URI", "mongodb://db"), io.Discard)
+	os.WriteFile(tokens, []byte("# clients\nt1 *\n\nt2  tenant-a.*\n"), 0o600)
+	os.WriteFile(admin, []byte("root-token *\n"), 0o600)
+	c, err := parseConfig([]string{"--tokens-file", tokens, "--admin-token-file", admin},
+		envOf("MONGODB_URI", "mongodb://db", "SEQD_TOKENS", "t0"), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,9 +168,9 @@ func TestRunServesAndStops(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		// Port 1 on loopback: nothing listens there, so the backend is down.
-		done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--timeout", "300ms",
-			"--tokens", "secret-client-token", "--admin-token", "secret-admin-token"},
-			envOf("MONGODB_URI", "mongodb://127.0.0.1:1/?connectTimeoutMS=200"), logW, io.Discard)
+		done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--timeout", "300ms"},
+			envOf("MONGODB_URI", "mongodb://127.0.0.1:1/?connectTimeoutMS=200",
+				"SEQD_TOKENS", "secret-client-token", "SEQD_ADMIN_TOKEN", "secret-admin-token"), logW, io.Discard)
 		logW.Close()
 	}()
 

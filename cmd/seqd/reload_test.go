@@ -145,7 +145,7 @@ func hangup(t *testing.T) {
 func TestHangupRotatesTokensUnderLoad(t *testing.T) {
 	dir := t.TempDir()
 	const keep, scoped = "secret-keep", "secret-scoped"
-	tokensFile := writeFile(t, dir, "tokens", keep+"\nsecret-old-0\n"+scoped+" tenant-a.*\n")
+	tokensFile := writeFile(t, dir, "tokens", keep+" *\nsecret-old-0 *\n"+scoped+" tenant-a.*\n")
 	adminFile := writeFile(t, dir, "admin", "secret-admin tenant-a.*\n")
 	s := startSeqd(t, "--tokens-file", tokensFile, "--admin-token-file", adminFile)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
@@ -193,7 +193,7 @@ func TestHangupRotatesTokensUnderLoad(t *testing.T) {
 			}
 		}
 		next := fmt.Sprintf("secret-new-%d", i)
-		writeFile(t, dir, "tokens", keep+"\n"+next+"\n"+scoped+" tenant-a.*\n")
+		writeFile(t, dir, "tokens", keep+" *\n"+next+" *\n"+scoped+" tenant-a.*\n")
 		hangup(t)
 		var entry map[string]any
 		entry, from = s.log.waitFor(t, from, "tokens reloaded")
@@ -212,14 +212,14 @@ func TestHangupRotatesTokensUnderLoad(t *testing.T) {
 	}
 
 	// A file that fails to parse keeps the tokens in force, and the log says why.
-	writeFile(t, dir, "tokens", keep+"\n"+"secret-never tenant/a\n")
+	writeFile(t, dir, "tokens", keep+" *\n"+"secret-never tenant/a\n")
 	hangup(t)
 	entry, from := s.log.waitFor(t, from, "SIGHUP: tokens not reloaded, the tokens before stay in force")
 	if msg, _ := entry["err"].(string); !strings.Contains(msg, tokensFile+" line 2") {
 		t.Errorf("the failed reload logged %v, want the file and line 2", entry)
 	}
 	writeFile(t, dir, "admin", "secret-admin tenant-a.*\nsecret-admin-2 tenant-a.**\n")
-	writeFile(t, dir, "tokens", keep+"\n"+old+"\n")
+	writeFile(t, dir, "tokens", keep+" *\n"+old+" *\n")
 	hangup(t)
 	entry, from = s.log.waitFor(t, from, "SIGHUP: tokens not reloaded, the tokens before stay in force")
 	if msg, _ := entry["err"].(string); !strings.Contains(msg, adminFile+" line 2") {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,24 +12,38 @@ import (
 	"github.com/seqd/seqd/httpapi"
 )
 
-// tokenSources are where seqd's tokens come from: the command line's, which have
-// no scope, and the files', read at start and again on SIGHUP.
+// tokenSources are where seqd's tokens come from: the environment's, which have
+// no scope (every name), and the files', read at start and again on SIGHUP.
 //
 // A file holds a token a line, with the sequences it may use after it:
 //
 //	# tenant A's application, and its admin
 //	8f1c…  tenant-a.*
 //	# a reader of every tenant
-//	77aa…
+//	77aa…  *
 //	3b9e…  orders invoices tenant-c.*   # a comment may end a line
 //
-// A scope is a name, a prefix ending in *, or * (every name); a token without one
-// may use every name. Blank lines and words from # on are skipped.
+// A scope is a name, a prefix ending in *, or * (every name). Every reading fails
+// closed: whatever is not plainly a token and its scopes is an error that names
+// the line, never a token, so that a mistake in a file (a missing scope, an
+// indented line meant as a continuation, a header the editor prefixed with a
+// byte-order mark) can never make a token that may use more than was meant:
+//
+//   - a line is TOKEN SCOPE [SCOPE …], words separated by spaces or tabs; a token
+//     without a scope is an error (write * for every name);
+//   - a line that starts with a space or a tab is an error, unless it is blank;
+//   - a token is what an Authorization: Bearer header carries (RFC 6750's
+//     b64token: A-Z a-z 0-9 - . _ ~ + /, then = at the end), anything else is an
+//     error, a # inside one included;
+//   - blank lines, and words from # on, are comments; a UTF-8 byte-order mark
+//     that starts the file is skipped, and is an error anywhere else.
 type tokenSources struct {
-	clients    []string // --tokens
-	admin      string   // --admin-token
-	clientFile string   // --tokens-file
-	adminFile  string   // --admin-token-file
+	clients    string // SEQD_TOKENS: comma-separated
+	admin      string // SEQD_ADMIN_TOKEN
+	hasClients bool   // SEQD_TOKENS is set, to anything
+	hasAdmin   bool   // SEQD_ADMIN_TOKEN is set, to anything
+	clientFile string // --tokens-file
+	adminFile  string // --admin-token-file
 }
 
 // tokenSet is what tokenSources hold at one reading.
@@ -38,11 +54,12 @@ type tokenSet struct {
 // files reports whether s has a file to read again on SIGHUP.
 func (s tokenSources) files() bool { return s.clientFile != "" || s.adminFile != "" }
 
-// load reads the tokens from every source. Its error names the file, the line and
-// what is wrong with it, never a token: a line that is not TOKEN [SCOPE …], a file
-// without a token, a token given twice. A file that holds no token is refused
-// rather than read as none: emptied by mistake, a tokens file would otherwise
-// open the API to anyone at the next SIGHUP.
+// load reads the tokens from every source. Its error names the source, the line
+// or entry and what is wrong with it, never a token: a line that is not TOKEN
+// SCOPE [SCOPE …], a file without a token, a token given twice. A source that
+// holds no token is refused rather than read as none: a tokens file emptied by
+// mistake, or SEQD_TOKENS set to a blank list, would otherwise open the API to
+// anyone.
 func (s tokenSources) load() (tokenSet, error) {
 	var set tokenSet
 	seen := make(map[string]string) // token → where it was first given
@@ -54,13 +71,23 @@ func (s tokenSources) load() (tokenSet, error) {
 		*list = append(*list, httpapi.Token{Secret: secret, Scope: scope})
 		return nil
 	}
-	for _, t := range s.clients {
-		if err := add(&set.clients, t, httpapi.Scope{}, "--tokens"); err != nil {
+	if s.hasClients {
+		tokens, err := envTokens("SEQD_TOKENS", s.clients)
+		if err != nil {
 			return tokenSet{}, err
 		}
+		for i, t := range tokens {
+			if err := add(&set.clients, t, httpapi.Scope{}, fmt.Sprintf("SEQD_TOKENS entry %d", i+1)); err != nil {
+				return tokenSet{}, err
+			}
+		}
 	}
-	if s.admin != "" {
-		if err := add(&set.admins, s.admin, httpapi.Scope{}, "--admin-token"); err != nil {
+	if s.hasAdmin {
+		admin := strings.Trim(s.admin, " \t")
+		if err := checkToken(admin); err != nil {
+			return tokenSet{}, fmt.Errorf("SEQD_ADMIN_TOKEN: %w (unset it to turn admin operations off)", err)
+		}
+		if err := add(&set.admins, admin, httpapi.Scope{}, "SEQD_ADMIN_TOKEN"); err != nil {
 			return tokenSet{}, err
 		}
 	}
@@ -87,6 +114,43 @@ func (s tokenSources) load() (tokenSet, error) {
 	return set, nil
 }
 
+// envTokens reads the comma-separated tokens of the variable name. Spaces around
+// a token are dropped; an empty entry, and so an empty or blank list, is an
+// error: a variable set to nothing must not read as "no tokens".
+func envTokens(name, list string) ([]string, error) {
+	var out []string
+	for i, t := range strings.Split(list, ",") {
+		t = strings.Trim(t, " \t")
+		if err := checkToken(t); err != nil {
+			return nil, fmt.Errorf("%s entry %d: %w (a comma-separated list of tokens; unset %s to turn client tokens off)", name, i+1, err, name)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// checkToken says what is wrong with t as a bearer token (RFC 6750's b64token),
+// without quoting it.
+func checkToken(t string) error {
+	if t == "" {
+		return errors.New("the token is empty")
+	}
+	end := len(t)
+	for end > 0 && t[end-1] == '=' {
+		end--
+	}
+	for i := 0; i < end; i++ {
+		c := t[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
+			return fmt.Errorf("the token's character %d is not one a bearer token may hold (A-Z a-z 0-9 - . _ ~ + /, then = at the end)", i+1)
+		}
+	}
+	if end == 0 {
+		return errors.New("the token is only =")
+	}
+	return nil
+}
+
 // tokenLine is one token of a file.
 type tokenLine struct {
 	secret string
@@ -94,15 +158,21 @@ type tokenLine struct {
 	line   int
 }
 
+// utf8BOM is the byte-order mark an editor may put at the start of a file.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // readTokenFile reads the tokens of a file (tokenSources' format).
 func readTokenFile(path string) ([]tokenLine, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
+	b = bytes.TrimPrefix(b, utf8BOM)
 	var out []tokenLine
 	for i, text := range strings.Split(string(b), "\n") {
-		words := strings.Fields(text)
+		n := i + 1
+		text = strings.TrimSuffix(text, "\r")
+		words := strings.FieldsFunc(text, func(r rune) bool { return r == ' ' || r == '\t' })
 		for j, w := range words {
 			if strings.HasPrefix(w, "#") {
 				words = words[:j]
@@ -112,22 +182,32 @@ func readTokenFile(path string) ([]tokenLine, error) {
 		if len(words) == 0 {
 			continue
 		}
+		if text[0] == ' ' || text[0] == '\t' {
+			return nil, fmt.Errorf("%s line %d: starts with white space; a line is TOKEN SCOPE [SCOPE …] from its first character", path, n)
+		}
+		if err := checkToken(words[0]); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", path, n, err)
+		}
+		if len(words) == 1 {
+			return nil, fmt.Errorf("%s line %d: a token without a scope; a line is TOKEN SCOPE [SCOPE …], * for every name", path, n)
+		}
 		scope, err := httpapi.ParseScope(words[1:]...)
 		if err != nil {
-			return nil, fmt.Errorf("%s line %d: want TOKEN [SCOPE …]: %w", path, i+1, err)
+			return nil, fmt.Errorf("%s line %d: want TOKEN SCOPE [SCOPE …]: %w", path, n, err)
 		}
-		out = append(out, tokenLine{secret: words[0], scope: scope, line: i + 1})
+		out = append(out, tokenLine{secret: words[0], scope: scope, line: n})
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no token in the file (a line is TOKEN [SCOPE …])", path)
+		return nil, fmt.Errorf("%s: no token in the file (a line is TOKEN SCOPE [SCOPE …])", path)
 	}
 	return out, nil
 }
 
 // reloadOnHangup reads the tokens again each time hangup delivers, and puts them
 // in force in keys, until ctx is done. A reading that fails leaves the tokens in
-// force and logs why. done is closed when it returns.
-func reloadOnHangup(ctx context.Context, hangup <-chan os.Signal, src tokenSources, keys *httpapi.Keyring, log *slog.Logger, done chan<- struct{}) {
+// force, logs why at error level and counts it in metrics: a revoked token then
+// stays valid, which the operator must see. done is closed when it returns.
+func reloadOnHangup(ctx context.Context, hangup <-chan os.Signal, src tokenSources, keys *httpapi.Keyring, m *httpapi.Metrics, log *slog.Logger, done chan<- struct{}) {
 	defer close(done)
 	for {
 		select {
@@ -143,6 +223,7 @@ func reloadOnHangup(ctx context.Context, hangup <-chan os.Signal, src tokenSourc
 		if err == nil {
 			err = keys.Set(set.clients, set.admins)
 		}
+		m.TokensReloaded(err)
 		if err != nil {
 			log.Error("SIGHUP: tokens not reloaded, the tokens before stay in force", "err", err.Error())
 			continue

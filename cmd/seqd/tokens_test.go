@@ -35,10 +35,10 @@ func TestReadTokenFile(t *testing.T) {
 		"# tenant A",
 		"tok-a  tenant-a.*",
 		"",
-		"   tok-reader",
+		"tok-reader *",
 		"tok-b\ttenant-b.* shared.orders   # tenant B and the shared sequence",
 		"tok-all * tenant-a.x",
-		"tok#hash # a token may hold #, a comment starts a word",
+		"tok/+=  x # a comment starts a word",
 	}, "\r\n"))
 	lines, err := readTokenFile(path)
 	if err != nil {
@@ -48,7 +48,7 @@ func TestReadTokenFile(t *testing.T) {
 	for _, l := range lines {
 		got = append(got, l.secret)
 	}
-	if want := []string{"tok-a", "tok-reader", "tok-b", "tok-all", "tok#hash"}; !slices.Equal(got, want) {
+	if want := []string{"tok-a", "tok-reader", "tok-b", "tok-all", "tok/+="}; !slices.Equal(got, want) {
 		t.Fatalf("tokens %q, want %q", got, want)
 	}
 	for _, tc := range []struct {
@@ -59,7 +59,7 @@ func TestReadTokenFile(t *testing.T) {
 		{1, []string{"tenant-a.x", "anything"}, nil},
 		{2, []string{"tenant-b.1", "shared.orders"}, []string{"shared.orders2", "tenant-a.x"}},
 		{3, []string{"tenant-b.1", "x"}, nil},
-		{4, []string{"x"}, nil},
+		{4, []string{"x"}, []string{"y"}},
 	} {
 		for _, name := range tc.in {
 			if !lines[tc.i].scope.Allows(name) {
@@ -83,27 +83,36 @@ func TestTokenFileErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name, clients, admins string
-		args                  []string
+		env                   []string
 		want                  []string // in the error, besides the file's path
 	}{
-		{name: "bad character", clients: "secret-1\nsecret-2 tenant/a\n", want: []string{"tokens-file", "line 2", "scope 1", "A-Z a-z 0-9"}},
+		{name: "bad character", clients: "secret-1 *\nsecret-2 tenant/a\n", want: []string{"tokens-file", "line 2", "scope 1", "A-Z a-z 0-9"}},
 		{name: "star inside", clients: "secret-1 a.* b*c\n", want: []string{"line 1", "scope 2", "* may only end it"}},
 		{name: "two stars", clients: "secret-1 **\n", want: []string{"line 1", "* may only end it"}},
-		{name: "scope first", clients: "# note\ntenant-a.* secret+1/x=\n", want: []string{"line 2", "scope 1"}},
+		{name: "scope first", clients: "# note\ntenant-a.* secret+1/x=\n", want: []string{"line 2", "character 10"}},
 		{name: "empty", clients: "", want: []string{"no token"}},
 		{name: "comments only", clients: "# none yet\n\n", want: []string{"no token"}},
-		{name: "admin file", clients: "secret-1\n", admins: "secret-2 a..*x\n", want: []string{"admin-token-file", "line 1"}},
-		{name: "twice in a file", clients: "secret-1\nsecret-2\nsecret-1 a\n", want: []string{"line 3: the same token as tokens-file", "line 1"}},
-		{name: "client and admin", clients: "secret-1\n", admins: "\nsecret-1 a.*\n", want: []string{"admin-token-file", "line 2: the same token as tokens-file", "line 1"}},
-		{name: "file and flag", clients: "secret-1\n", args: []string{"--tokens", "secret-1"}, want: []string{"line 1: the same token as --tokens"}},
+		{name: "admin file", clients: "secret-1 *\n", admins: "secret-2 a..*x\n", want: []string{"admin-token-file", "line 1"}},
+		{name: "twice in a file", clients: "secret-1 *\nsecret-2 *\nsecret-1 a\n", want: []string{"line 3: the same token as tokens-file", "line 1"}},
+		{name: "client and admin", clients: "secret-1 *\n", admins: "\nsecret-1 a.*\n", want: []string{"admin-token-file", "line 2: the same token as tokens-file", "line 1"}},
+		{name: "file and environment", clients: "secret-1 *\n", env: []string{"SEQD_TOKENS", "secret-1"}, want: []string{"line 1: the same token as SEQD_TOKENS entry 1"}},
+		// Fail closed: nothing that is not plainly TOKEN SCOPE … makes a token.
+		{name: "no scope", clients: "secret-1 *\nsecret-2\n", want: []string{"line 2", "without a scope"}},
+		{name: "indented continuation", clients: "secret-1 tenant-a.*\n    shared.invoices   # tenant B also\n", want: []string{"line 2", "white space"}},
+		{name: "indented with tab", clients: "secret-1 *\n\tsecret-2 *\n", want: []string{"line 2", "white space"}},
+		{name: "BOM and header", clients: "\ufeff##########\nsecret-1 *\n\ufeffsecret-2 *\n", want: []string{"line 3", "character 1"}},
+		{name: "hash in token", clients: "secret#1 *\n", want: []string{"line 1", "character 7"}},
+		{name: "control character", clients: "secret-1 *\nsecret\x0b2 *\n", want: []string{"line 2", "character 7"}},
+		{name: "non-ASCII space", clients: "secret-1\u00a0*\n", want: []string{"line 1", "character 9"}},
+		{name: "only =", clients: "== *\n", want: []string{"line 1", "only ="}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clients := writeFile(t, dir, "tokens", tc.clients)
-			args := append([]string{"--tokens-file", clients}, tc.args...)
+			args := []string{"--tokens-file", clients}
 			if tc.admins != "" {
 				args = append(args, "--admin-token-file", writeFile(t, dir, "admin", tc.admins))
 			}
-			_, err := parseConfig(args, envOf("MONGODB_URI", "mongodb://db"), os.Stderr)
+			_, err := parseConfig(args, envOf(append([]string{"MONGODB_URI", "mongodb://db"}, tc.env...)...), os.Stderr)
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -126,7 +135,7 @@ func TestTokenFileErrors(t *testing.T) {
 // seqd with a malformed token file stops at start, exit status 1, and says
 // where, without the token.
 func TestMalformedTokenFileStopsSeqd(t *testing.T) {
-	path := writeFile(t, t.TempDir(), "tokens", "secret-good\nsecret-bad tenant-a.*.x\n")
+	path := writeFile(t, t.TempDir(), "tokens", "secret-good *\nsecret-bad tenant-a.*.x\n")
 	cmd := exec.Command(os.Args[0], "--tokens-file", path, "--addr", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "SEQD_TEST_AS_MAIN=1", "MONGODB_URI=mongodb://127.0.0.1:1")
 	var stdout, stderr strings.Builder
@@ -141,5 +150,22 @@ func TestMalformedTokenFileStopsSeqd(t *testing.T) {
 	}
 	if strings.Contains(stdout.String(), "listening") {
 		t.Errorf("seqd listened:\n%s", stdout.String())
+	}
+}
+
+// A byte-order mark that starts a file is a byte-order mark: the header line after
+// it stays a comment, and no token is made of the mark and the header.
+func TestTokenFileBOM(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "tokens", "\ufeff##########\ntok-a tenant-a.*\ntok-b tenant-b.*   # tenant B\n")
+	lines, err := readTokenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range lines {
+		got = append(got, l.secret)
+	}
+	if want := []string{"tok-a", "tok-b"}; !slices.Equal(got, want) {
+		t.Errorf("tokens %q, want %q", got, want)
 	}
 }

@@ -1,0 +1,233 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seqd/seqd/internal/metrics"
+)
+
+// Tokens from the environment fail closed as a file's do: a variable set to an
+// empty or blank list is an error, never "tokens off", and a token flag is
+// refused with where the token goes instead. None of the errors holds a token.
+func TestTokensFromEnvironmentFailClosed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+		want []string
+	}{
+		{"blank list", nil, []string{"SEQD_TOKENS", " , "}, []string{"SEQD_TOKENS entry 1", "empty", "unset SEQD_TOKENS"}},
+		{"empty list", nil, []string{"SEQD_TOKENS", ""}, []string{"SEQD_TOKENS entry 1", "empty"}},
+		{"empty entry", nil, []string{"SEQD_TOKENS", "secret-1,,secret-2"}, []string{"SEQD_TOKENS entry 2", "empty"}},
+		{"trailing comma", nil, []string{"SEQD_TOKENS", "secret-1,"}, []string{"SEQD_TOKENS entry 2"}},
+		{"space inside", nil, []string{"SEQD_TOKENS", "secret 1"}, []string{"SEQD_TOKENS entry 1", "character 7"}},
+		{"blank admin", nil, []string{"SEQD_ADMIN_TOKEN", "  "}, []string{"SEQD_ADMIN_TOKEN", "empty"}},
+		{"empty admin", nil, []string{"SEQD_ADMIN_TOKEN", ""}, []string{"SEQD_ADMIN_TOKEN", "empty"}},
+		{"admin with a newline", nil, []string{"SEQD_ADMIN_TOKEN", "secret\n"}, []string{"SEQD_ADMIN_TOKEN", "character 7"}},
+		{"empty tokens file", nil, []string{"SEQD_TOKENS_FILE", ""}, []string{"SEQD_TOKENS_FILE is set but empty"}},
+		{"empty admin file", nil, []string{"SEQD_ADMIN_TOKEN_FILE", " "}, []string{"SEQD_ADMIN_TOKEN_FILE is set but empty"}},
+		{"tokens flag", []string{"--tokens", "secret-1"}, nil, []string{"--tokens", "ps", "SEQD_TOKENS", "--tokens-file"}},
+		{"admin flag", []string{"--admin-token=secret-1"}, nil, []string{"--admin-token", "SEQD_ADMIN_TOKEN", "--admin-token-file"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseConfig(tc.args, envOf(append([]string{"MONGODB_URI", "mongodb://db"}, tc.env...)...), io.Discard)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%q does not say %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "secret") {
+				t.Errorf("%q holds a token", err)
+			}
+		})
+	}
+	// A connection cap above what the file limit allows would not protect it.
+	if _, err := parseConfig(nil, envOf("MONGODB_URI", "mongodb://db", "SEQD_MAX_CONNS", "100000000"), io.Discard); err == nil || !strings.Contains(err.Error(), "ulimit -n") {
+		t.Errorf("max-conns above the file limit: %v, want an error naming ulimit -n", err)
+	}
+	// Unset is off, as make run wants it.
+	if c, err := parseConfig(nil, envOf("MONGODB_URI", "mongodb://db"), io.Discard); err != nil || len(c.keys.clients)+len(c.keys.admins) != 0 {
+		t.Errorf("no token variable: %v, %d tokens", err, len(c.keys.clients)+len(c.keys.admins))
+	}
+}
+
+// A SIGHUP that reads a file half written can't widen a scope: "tokR " alone, its
+// scope not yet written, is refused, the tokens before stay in force, and the
+// failure is logged at error level and counted.
+func TestHalfWrittenFileKeepsScope(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "tokens", "tokR tenant-a.*\n")
+	s := startSeqd(t, "--tokens-file", path, "--metrics-addr", "127.0.0.1:0")
+	entry, from := s.log.waitFor(t, 0, "metrics")
+	metricsURL := fmt.Sprintf("http://%s", entry["addr"])
+	if got, err := s.status(http.DefaultClient, http.MethodGet, "/seq/tenant-b.secret", "tokR"); err != nil || got != http.StatusForbidden {
+		t.Fatalf("before: %d, %v; want 403", got, err)
+	}
+	if err := os.WriteFile(path, []byte("tokR "), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hangup(t)
+	entry, _ = s.log.waitFor(t, from, "SIGHUP: tokens not reloaded, the tokens before stay in force")
+	if entry["level"] != "ERROR" {
+		t.Errorf("the failed reload logged at %v, want ERROR", entry["level"])
+	}
+	if got, err := s.status(http.DefaultClient, http.MethodGet, "/seq/tenant-b.secret", "tokR"); err != nil || got != http.StatusForbidden {
+		t.Errorf("after the half-written file: %d, %v; want 403", got, err)
+	}
+	failed, err := metrics.Value(t.Context(), http.DefaultClient, metricsURL, "seqd_token_reloads_total", "result", "error")
+	if err != nil || failed != 1 {
+		t.Errorf("seqd_token_reloads_total{result=\"error\"} = %v, %v; want 1", failed, err)
+	}
+	// /metrics is served on --metrics-addr, not on the API's address.
+	if got, err := s.status(http.DefaultClient, http.MethodGet, "/metrics", "tokR"); err != nil || got != http.StatusNotFound {
+		t.Errorf("/metrics on the API's address with --metrics-addr: %d, %v; want 404", got, err)
+	}
+}
+
+// /debug/pprof/cmdline is not served: a command line may hold what its user did
+// not mean to publish.
+func TestProfilingHidesCommandLine(t *testing.T) {
+	s := startSeqd(t, "--pprof-addr", "127.0.0.1:0")
+	entry, _ := s.log.waitFor(t, 0, "profiling")
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/cmdline", entry["addr"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || strings.Contains(string(body), "127.0.0.1") {
+		t.Errorf("/debug/pprof/cmdline: %d %q, want 404", resp.StatusCode, body)
+	}
+}
+
+// With the file limit at 256 and 300 idle connections held open (each after one
+// request, so idle for IdleTimeout on their own), a new client still gets its
+// answer: seqd closes idle connections to make room rather than run out of
+// descriptors.
+func TestIdleConnectionFloodLeavesRoom(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "--addr", "127.0.0.1:0", "--timeout", "300ms")
+	cmd.Env = append(os.Environ(), "SEQD_TEST_AS_MAIN=1", "SEQD_TEST_NOFILE=256", "SEQD_TOKENS=tok-legit",
+		"MONGODB_URI=mongodb://127.0.0.1:1/?connectTimeoutMS=200")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	lines := bufio.NewScanner(stdout)
+	var addr string
+	for addr == "" && lines.Scan() {
+		var e struct{ Msg, Addr string }
+		if json.Unmarshal(lines.Bytes(), &e) == nil && e.Msg == "listening" {
+			addr = e.Addr
+		}
+	}
+	if addr == "" {
+		t.Fatal("seqd did not listen")
+	}
+	go io.Copy(io.Discard, stdout)
+
+	const idle = 300
+	conns := make([]net.Conn, 0, idle)
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	for range idle {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatalf("dialling idle connection %d: %v", len(conns)+1, err)
+		}
+		conns = append(conns, c)
+		io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	}
+
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/oid", nil)
+	req.Header.Set("Authorization", "Bearer tok-legit")
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("with %d idle connections held: %v after %v", idle, err, time.Since(start))
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("with %d idle connections held: %d", idle, resp.StatusCode)
+	}
+	t.Logf("answered in %v with %d idle connections held, file limit 256", time.Since(start), idle)
+}
+
+// lowerFileLimit sets this process's file limit to SEQD_TEST_NOFILE, when set,
+// before it runs as seqd.
+func lowerFileLimit() {
+	n, err := strconv.ParseUint(os.Getenv("SEQD_TEST_NOFILE"), 10, 64)
+	if err != nil {
+		return
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+		fmt.Fprintln(os.Stderr, "setrlimit:", err)
+		os.Exit(2)
+	}
+}
+
+// A connection on which no request passed the token checks is closed after 5 s
+// idle; one that authenticated keeps the server's IdleTimeout (2 minutes).
+func TestUnauthenticatedConnectionsIdleShort(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "tokens", "tok-legit *\n")
+	s := startSeqd(t, "--tokens-file", path)
+	open := func(request string) (net.Conn, *bufio.Reader) {
+		t.Helper()
+		c, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		io.WriteString(c, request)
+		r := bufio.NewReader(c)
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return c, r
+	}
+	stranger, strangerR := open("GET /oid HTTP/1.1\r\nHost: localhost\r\n\r\n") // 401
+	member, memberR := open("GET /oid HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer tok-legit\r\n\r\n")
+
+	start := time.Now()
+	stranger.SetReadDeadline(start.Add(20 * time.Second))
+	if _, err := strangerR.ReadByte(); err != io.EOF {
+		t.Fatalf("the unauthenticated connection: %v after %v, want EOF (closed by seqd)", err, time.Since(start))
+	}
+	closedAfter := time.Since(start)
+	if closedAfter > 7*time.Second {
+		t.Errorf("the unauthenticated connection closed after %v, want about 5 s", closedAfter)
+	}
+	member.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	if _, err := memberR.ReadByte(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the authenticated connection, %v after the other closed: %v, want it still open", closedAfter, err)
+	}
+}

@@ -1,0 +1,116 @@
+package httpapi
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Browsers follow links and run scripts from anywhere, so a service on loopback
+// is not out of a web page's reach: a page can send a "simple" cross-site POST
+// (no preflight) or, through DNS rebinding, read answers under its own host name.
+// Two checks keep seqd out of that, with tokens or without:
+//
+//   - hostCheck answers 421 to a Host header seqd does not serve: a name that is
+//     neither localhost nor one the operator allowed. DNS rebinding needs a name
+//     the attacker controls, so an IP address in Host is served (it is the address
+//     the client dialled, as the listen address is).
+//   - sameOrigin answers 403 to a request that spends or changes a value (POST and
+//     PUT, and GET /seq/{name}/next) when the browser marks it as coming from
+//     another site or origin: Sec-Fetch-Site other than same-origin or none, or,
+//     from a browser that does not send that, an Origin whose host is not the
+//     request's. A request without either comes from no browser, and goes on.
+
+// hostNames are the Host names seqd serves.
+type hostNames struct {
+	any   bool                // * was allowed
+	names map[string]struct{} // lower case, without port
+}
+
+// newHostNames returns localhost, the listen address's host, and allowed (* for
+// any).
+func newHostNames(listen string, allowed []string) hostNames {
+	h := hostNames{names: map[string]struct{}{"localhost": {}}}
+	if host, _, err := net.SplitHostPort(listen); err == nil && host != "" {
+		h.names[strings.ToLower(host)] = struct{}{}
+	}
+	for _, a := range allowed {
+		if a == "*" {
+			h.any = true
+		}
+		if host, _, err := net.SplitHostPort(a); err == nil {
+			a = host // a port is not part of the name
+		}
+		h.names[strings.ToLower(strings.TrimSuffix(strings.Trim(a, "[]"), "."))] = struct{}{}
+	}
+	return h
+}
+
+// serves reports whether host, a Host header, names this service.
+func (h hostNames) serves(host string) bool {
+	if h.any || host == "" { // no Host: HTTP/1.0, not a browser
+		return true
+	}
+	name := host
+	if n, _, err := net.SplitHostPort(host); err == nil {
+		name = n
+	}
+	name = strings.TrimSuffix(strings.ToLower(strings.Trim(name, "[]")), ".")
+	if net.ParseIP(name) != nil {
+		return true
+	}
+	_, ok := h.names[name]
+	return ok
+}
+
+var errMisdirected = &Error{Code: "misdirected_host", Message: "seqd does not serve this Host; an operator adds names with --allowed-hosts"}
+
+// hostCheck refuses requests whose Host is not one of h's, except the probes
+// (/healthz, /readyz), which a load balancer sends by address or by any name.
+func hostCheck(h hostNames) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			if !h.serves(r.Host) && r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
+				return errMisdirected
+			}
+			return next(c)
+		}
+	}
+}
+
+var errCrossSite = &Error{Code: "cross_site", Message: "a request from another site's page may not spend or change values"}
+
+// sameOrigin refuses a request a browser sent from another origin (see above).
+func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if crossOrigin(c.Request()) {
+			return errCrossSite
+		}
+		return next(c)
+	}
+}
+
+// crossOrigin reports whether a browser marks r as sent by a page of another
+// origin, as net/http's CrossOriginProtection reads it, whatever the method.
+func crossOrigin(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "":
+	case "same-origin", "none":
+		return false
+	default: // cross-site, same-site, anything else
+		return true
+	}
+	origin, ok := r.Header["Origin"]
+	if !ok {
+		return false
+	}
+	if len(origin) != 1 {
+		return true
+	}
+	u, err := url.Parse(origin[0])
+	return err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host)
+}
