@@ -1,0 +1,222 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/seqd/seqd/snowflake"
+)
+
+// sfLease is a short lease, so that a worker id changes hands in a second.
+const sfLease = 300 * time.Millisecond
+
+// sfLessor starts a Lessor of JS53 ids over the first workers worker ids of
+// db, with a clock offset by offset, and closes it when the test ends.
+func sfLessor(t *testing.T, db *mongo.Database, workers int, offset *atomic.Int64) *snowflake.Lessor {
+	t.Helper()
+	opts := snowflake.LeaseOptions{Lease: sfLease, Workers: workers, Timeout: 2 * time.Second}
+	if offset != nil {
+		opts.Generator = []snowflake.Option{snowflake.WithClock(func() time.Time {
+			return time.Now().Add(time.Duration(offset.Load()))
+		})}
+	}
+	l, err := snowflake.NewLessor(testContext(t), db, snowflake.JS53, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close(context.Background()) })
+	return l
+}
+
+// sfFirst polls g until it makes an id, within a deadline, and returns it
+// with when it was made. It may run on a goroutine of its own.
+func sfFirst(g *snowflake.Generator, within time.Duration) (snowflake.ID, time.Time, error) {
+	deadline := time.Now().Add(within)
+	for {
+		id, err := g.New()
+		if err == nil {
+			return id, time.Now(), nil
+		}
+		if !errors.Is(err, snowflake.ErrNoWorker) && !errors.Is(err, snowflake.ErrClockBehind) {
+			return 0, time.Time{}, err
+		}
+		if time.Now().After(deadline) {
+			return 0, time.Time{}, fmt.Errorf("no id within %v: %w", within, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func sfWaitFor(t *testing.T, g *snowflake.Generator, within time.Duration) snowflake.ID {
+	t.Helper()
+	id, _, err := sfFirst(g, within)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestSnowflakeWorkerChangesHandsOnClose: with one worker id between two
+// Lessors, the second gets none until the first gives it back, and then makes
+// ids above every id the first made.
+func TestSnowflakeWorkerChangesHandsOnClose(t *testing.T) {
+	db := be.Database(t)
+	a := sfLessor(t, db, 1, nil)
+	b := sfLessor(t, db, 1, nil)
+	var last snowflake.ID
+	for range 1000 {
+		id, err := a.Generator().New()
+		if err != nil {
+			t.Fatalf("holder: %v", err)
+		}
+		last = id
+	}
+	if _, err := b.Generator().New(); !errors.Is(err, snowflake.ErrNoWorker) {
+		t.Fatalf("second Lessor while the first holds the only worker id: %v, want ErrNoWorker", err)
+	}
+	if err := a.Close(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Generator().New(); !errors.Is(err, snowflake.ErrNoWorker) {
+		t.Fatalf("closed Lessor's Generator: %v, want ErrNoWorker", err)
+	}
+	first := sfWaitFor(t, b.Generator(), 5*sfLease)
+	if first <= last {
+		t.Fatalf("new holder's first id %d is not above the last holder's last, %d", first, last)
+	}
+	if s := b.Status(); !s.Held || s.Worker != 0 {
+		t.Errorf("new holder's status: %+v", s)
+	}
+}
+
+// TestSnowflakePartitionedHolderStopsFirst cuts the holder of the only worker
+// id off the workers collection: it stops making ids when its lease runs out,
+// before the other Lessor makes its first, whose ids are above all of its.
+// The holder's wall clock runs at half speed, so that only its lease, timed
+// on the monotonic clock, can stop it in time (the millisecond it recorded
+// with its last renewal would stop it only after two leases); the other's
+// runs an hour ahead, so that it makes ids as soon as it has the worker id.
+func TestSnowflakePartitionedHolderStopsFirst(t *testing.T) {
+	be.RequireFailCommand(t)
+	db := be.Database(t)
+	start := time.Now()
+	a := sfLessorOn(t, be.NewAppClient(t, "sfHolder").Database(db.Name()), func() time.Time {
+		return start.Add(time.Since(start) / 2)
+	})
+	ahead := func() time.Time { return time.Now().Add(time.Hour) }
+	b := sfLessorOn(t, db, ahead)
+	if _, err := a.Generator().New(); err != nil {
+		t.Fatalf("holder: %v", err)
+	}
+	be.FailCommand(t, "alwaysOn", bson.D{
+		{Key: "failCommands", Value: bson.A{"update", "find", "insert"}},
+		{Key: "appName", Value: "sfHolder"},
+		{Key: "closeConnection", Value: true},
+	})
+	cut := time.Now()
+	// The other Lessor tries all along; the holder makes ids while its lease
+	// lasts, and then none.
+	type first struct {
+		id  snowflake.ID
+		at  time.Time
+		err error
+	}
+	fromB := make(chan first, 1)
+	go func() {
+		id, at, err := sfFirst(b.Generator(), 10*sfLease)
+		fromB <- first{id, at, err}
+	}()
+	var lastA snowflake.ID
+	var lastAt time.Time
+	deadline := time.Now().Add(10 * sfLease)
+	for {
+		id, err := a.Generator().New()
+		if err != nil {
+			if !errors.Is(err, snowflake.ErrNoWorker) {
+				t.Fatalf("partitioned holder: %v", err)
+			}
+			break
+		}
+		lastA, lastAt = id, time.Now()
+		if time.Now().After(deadline) {
+			t.Fatalf("partitioned holder still makes ids %v after the cut", 10*sfLease)
+		}
+	}
+	fb := <-fromB
+	if fb.err != nil {
+		t.Fatalf("new holder: %v", fb.err)
+	}
+	firstB, firstAt := fb.id, fb.at
+	t.Logf("holder stopped %v after it was cut off; the new holder started %v after", lastAt.Sub(cut), firstAt.Sub(cut))
+	if !lastAt.Before(firstAt) {
+		t.Errorf("partitioned holder's last id at %v, not before the new holder's first at %v", lastAt, firstAt)
+	}
+	if firstB <= lastA {
+		t.Errorf("new holder's first id %d is not above the partitioned holder's last, %d", firstB, lastA)
+	}
+	if _, err := a.Generator().New(); !errors.Is(err, snowflake.ErrNoWorker) {
+		t.Errorf("partitioned holder after the takeover: %v, want ErrNoWorker", err)
+	}
+}
+
+// sfLessorOn starts a Lessor of JS53 ids over worker id 0 of db, on clock,
+// and closes it when the test ends.
+func sfLessorOn(t *testing.T, db *mongo.Database, clock func() time.Time) *snowflake.Lessor {
+	t.Helper()
+	l, err := snowflake.NewLessor(testContext(t), db, snowflake.JS53, snowflake.LeaseOptions{
+		Lease: sfLease, Workers: 1, Timeout: 2 * time.Second,
+		Generator: []snowflake.Option{snowflake.WithClock(clock)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close(context.Background()) })
+	return l
+}
+
+// TestSnowflakeRestartWithClockSetBack restarts a Lessor with its clock an
+// hour behind: with only the worker id it had, it makes no id until its clock
+// passes the last one recorded (never one at or below it); with a second
+// worker id free, it takes that one instead.
+func TestSnowflakeRestartWithClockSetBack(t *testing.T) {
+	db := be.Database(t)
+	a := sfLessor(t, db, 1, nil)
+	for range 100 {
+		if _, err := a.Generator().New(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Close(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	var back atomic.Int64
+	back.Store(int64(-time.Hour))
+	b := sfLessor(t, db, 1, &back)
+	if s := b.Status(); !s.Held || s.Worker != 0 {
+		t.Fatalf("restarted Lessor: %+v, want worker id 0", s)
+	}
+	if id, err := b.Generator().New(); !errors.Is(err, snowflake.ErrClockBehind) {
+		t.Fatalf("restarted an hour behind, same worker id: %d, %v, want ErrClockBehind", id, err)
+	}
+	if err := b.Close(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	c := sfLessor(t, db, 2, &back)
+	id := sfWaitFor(t, c.Generator(), 5*sfLease)
+	p, err := snowflake.JS53.Decode(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Worker != 1 {
+		t.Errorf("restarted an hour behind with worker id 1 free: made %d under worker id %d, want 1", id, p.Worker)
+	}
+}
