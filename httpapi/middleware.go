@@ -15,7 +15,7 @@ import (
 
 // observe is what every request passes through, outermost first:
 //
-//   - every /oid, /uuid, /seq and /status response is marked no-store, errors and Echo's
+//   - every /oid, /uuid, /snowflake, /seq and /status response is marked no-store, errors and Echo's
 //     own OPTIONS and 405 answers included: a GET that hands out a value must never
 //     be served from a cache, nor a status that is old the moment it is read;
 //   - the request gets an id, in X-Request-Id and the logs: the client's own when it
@@ -36,7 +36,7 @@ func observe(log *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
 			r, h := c.Request(), c.Response().Header()
-			if p := r.URL.Path; strings.HasPrefix(p, "/oid") || strings.HasPrefix(p, "/uuid") || strings.HasPrefix(p, "/seq") || p == "/status" {
+			if p := r.URL.Path; strings.HasPrefix(p, "/oid") || strings.HasPrefix(p, "/uuid") || strings.HasPrefix(p, "/snowflake") || strings.HasPrefix(p, "/seq") || p == "/status" {
 				h[echo.HeaderCacheControl] = noStoreValue // shared: Set would allocate
 			}
 			ctx := r.Context()

@@ -5,6 +5,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/seqd/seqd/snowflake"
 )
 
 // maxBody bounds request bodies; the only body the API reads is PUT /seq/{name}'s.
@@ -39,6 +41,14 @@ func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 	e.GET("/uuid", newUUIDs(m), client...)
 	e.GET("/uuid/:uuid", decodeUUID, client...)
 	e.GET("/uuid/at/:time", uuidRange, client...)
+
+	layout := snowflake.Twitter
+	if cfg.Snowflake != nil {
+		layout = cfg.Snowflake.Layout()
+	}
+	e.GET("/snowflake", newSnowflakes(cfg.Snowflake), client...)
+	e.GET("/snowflake/:id", decodeSnowflake(layout), client...)
+	e.GET("/snowflake/at/:time", snowflakeRange(layout), client...)
 
 	e.GET("/seq", listSequences(seqs), backend...)
 	e.GET("/seq/:name", currentValue(seqs), named...)

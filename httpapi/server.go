@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/seqd/seqd/counters"
+	"github.com/seqd/seqd/snowflake"
 )
 
 // Config holds what the API needs. Sequencers and Ping are required.
@@ -42,6 +43,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Metrics records Prometheus metrics; nil creates a fresh registry.
 	Metrics *Metrics
+	// Snowflake makes the ids of /snowflake; nil answers 503 there. Its layout
+	// decodes /snowflake/{id} (Twitter without one).
+	Snowflake *snowflake.Generator
 }
 
 // New returns the API as an http.Handler.

@@ -220,3 +220,41 @@ func TestSnowflakeRestartWithClockSetBack(t *testing.T) {
 		t.Errorf("restarted an hour behind with worker id 1 free: made %d under worker id %d, want 1", id, p.Worker)
 	}
 }
+
+// TestSnowflakeOverHTTP runs two seqd instances in the js53 layout on one
+// database: each leases a worker id of its own, their ids never meet,
+// /snowflake/{id} names the layout, and a clean stop gives the worker id back.
+func TestSnowflakeOverHTTP(t *testing.T) {
+	dbName := be.Database(t).Name()
+	env := []string{"SEQD_SNOWFLAKE_LAYOUT=js53"}
+	a, b := startSeqdAt(t, seqdURI(), dbName, env...), startSeqdAt(t, seqdURI(), dbName, env...)
+	seen := map[int64]bool{}
+	workers := map[int]bool{}
+	for _, srv := range []string{a.URL(), b.URL()} {
+		var r struct{ Snowflakes []int64 }
+		do(t, srv, call{path: "/snowflake?count=1000"}).want(t, 200, &r)
+		for i, id := range r.Snowflakes {
+			if seen[id] || i > 0 && id <= r.Snowflakes[i-1] || id > 1<<53-1 {
+				t.Fatalf("%s: id %d repeated, out of order or past 2^53-1", srv, id)
+			}
+			seen[id] = true
+		}
+		var info struct {
+			Worker int
+			Layout string
+		}
+		do(t, srv, call{path: fmt.Sprintf("/snowflake/%d", r.Snowflakes[0])}).want(t, 200, &info)
+		if info.Layout != "js53" || workers[info.Worker] {
+			t.Errorf("%s: decoded %+v; want layout js53 and a worker id of its own", srv, info)
+		}
+		workers[info.Worker] = true
+	}
+	if err := a.Stop(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Holder string }
+	err := be.Client.Database(dbName).Collection(snowflake.WorkerCollection).FindOne(testContext(t), bson.D{{Key: "holder", Value: ""}}).Decode(&doc)
+	if err != nil {
+		t.Errorf("after a clean stop, no worker id given back: %v", err)
+	}
+}
