@@ -339,6 +339,14 @@ type (
 	statusResponse struct {
 		Status string `json:"status"`
 	}
+	healthResponse struct {
+		Status    string `json:"status"`
+		Snowflake struct {
+			Layout string `json:"layout"`
+			Worker *int   `json:"worker"`
+			Until  string `json:"until"`
+		} `json:"snowflake"`
+	}
 )
 
 // httpBody is a request body of unknown length.

@@ -62,7 +62,7 @@ func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 	// Load balancers probe with HEAD as often as with GET. Routes that hand out
 	// values refuse HEAD (405): a probe must not spend a value.
 	probe := []string{http.MethodGet, http.MethodHead}
-	e.Match(probe, "/healthz", healthz)
+	e.Match(probe, "/healthz", healthz(layout, cfg.SnowflakeLease))
 	e.Match(probe, "/readyz", readyz(cfg.Ping), middleware.ContextTimeout(cfg.Timeout))
 	e.GET("/metrics", m.handler())
 	e.GET("/openapi.json", openAPI)

@@ -46,6 +46,9 @@ type Config struct {
 	// Snowflake makes the ids of /snowflake; nil answers 503 there. Its layout
 	// decodes /snowflake/{id} (Twitter without one).
 	Snowflake *snowflake.Generator
+	// SnowflakeLease reports the worker id Snowflake holds, for /healthz; nil
+	// for none to report (a fixed worker id).
+	SnowflakeLease func() snowflake.LeaseStatus
 }
 
 // New returns the API as an http.Handler.

@@ -223,7 +223,8 @@ func TestSnowflakeRestartWithClockSetBack(t *testing.T) {
 
 // TestSnowflakeOverHTTP runs two seqd instances in the js53 layout on one
 // database: each leases a worker id of its own, their ids never meet,
-// /snowflake/{id} names the layout, and a clean stop gives the worker id back.
+// /snowflake/{id} and /healthz name the layout (and /healthz the worker id),
+// and a clean stop gives the worker id back.
 func TestSnowflakeOverHTTP(t *testing.T) {
 	dbName := be.Database(t).Name()
 	env := []string{"SEQD_SNOWFLAKE_LAYOUT=js53"}
@@ -248,6 +249,17 @@ func TestSnowflakeOverHTTP(t *testing.T) {
 			t.Errorf("%s: decoded %+v; want layout js53 and a worker id of its own", srv, info)
 		}
 		workers[info.Worker] = true
+		var h struct {
+			Snowflake struct {
+				Layout string
+				Worker *int
+				Until  string
+			}
+		}
+		do(t, srv, call{path: "/healthz"}).want(t, 200, &h)
+		if h.Snowflake.Layout != "js53" || h.Snowflake.Worker == nil || *h.Snowflake.Worker != info.Worker || h.Snowflake.Until == "" {
+			t.Errorf("%s: /healthz %+v; want js53, worker id %d and until when", srv, h.Snowflake, info.Worker)
+		}
 	}
 	if err := a.Stop(testContext(t)); err != nil {
 		t.Fatal(err)

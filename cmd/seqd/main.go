@@ -252,15 +252,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer func() { stopReloading(); <-reloaded }()
 
 	handler, err := httpapi.New(httpapi.Config{
-		Sequencers: sequencers(counter, optimistic, cfg.strategy),
-		Ping:       func(ctx context.Context) error { return client.Ping(ctx, readpref.Primary()) },
-		Timeout:    cfg.timeout,
-		Keys:       keys,
-		RateLimit:  cfg.rateLimit,
-		RateBurst:  cfg.rateBurst,
-		Logger:     log,
-		Metrics:    metrics,
-		Snowflake:  lessor.Generator(),
+		Sequencers:     sequencers(counter, optimistic, cfg.strategy),
+		Ping:           func(ctx context.Context) error { return client.Ping(ctx, readpref.Primary()) },
+		Timeout:        cfg.timeout,
+		Keys:           keys,
+		RateLimit:      cfg.rateLimit,
+		RateBurst:      cfg.rateBurst,
+		Logger:         log,
+		Metrics:        metrics,
+		Snowflake:      lessor.Generator(),
+		SnowflakeLease: lessor.Status,
 	})
 	if err != nil {
 		return err
