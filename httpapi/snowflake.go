@@ -2,10 +2,7 @@ package httpapi
 
 import (
 	"fmt"
-	"net/http"
-	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -18,18 +15,12 @@ const maxSnowflakeCount = maxOIDCount
 // errNoSnowflakes answers /snowflake on a server given no Generator.
 var errNoSnowflakes = fmt.Errorf("%w: snowflake ids are not configured on this instance", snowflake.ErrNoWorker)
 
-// snowflakeBuffers recycles what GET /snowflake?count=N builds its answer in,
-// as oidBuffers does for /oid.
-var snowflakeBuffers = sync.Pool{New: func() any { return new(snowflakeBuffer) }}
-
-type snowflakeBuffer struct {
-	ids  []snowflake.ID
-	json []byte
-}
+// snowflakes is how GET /snowflake answers: {"snowflake":…} or
+// {"snowflakes":[…]}.
+var snowflakes = newIDKind[snowflake.ID]("snowflake", "snowflakes", 19+3)
 
 // newSnowflakes serves GET /snowflake[?count=N][&int64=string]: ids as JSON
-// numbers, or strings for clients whose numbers are doubles. Like /oid's, the
-// JSON is written by hand.
+// numbers, or strings for clients whose numbers are doubles.
 func newSnowflakes(g *snowflake.Generator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		q, err := query(c, "count", "int64")
@@ -47,31 +38,18 @@ func newSnowflakes(g *snowflake.Generator) echo.HandlerFunc {
 		if g == nil {
 			return errNoSnowflakes
 		}
-		scratch := snowflakeBuffers.Get().(*snowflakeBuffer)
-		defer snowflakeBuffers.Put(scratch)
-		ids := slices.Grow(scratch.ids[:0], int(max(n, 1)))[:max(n, 1)]
-		if err := g.Fill(ids); err != nil {
-			return err
+		appendJSON := appendSnowflake
+		if asStrings {
+			appendJSON = appendSnowflakeString
 		}
-		buf := slices.Grow(scratch.json[:0], len(`{"snowflakes":[]}`)+len(ids)*22+1)
-		scratch.ids, scratch.json = ids, buf // keep the grown slices for the next request
-		if n == 0 {                          // no count: a single id, answered as {"snowflake":…}
-			buf = append(buf, `{"snowflake":`...)
-		} else {
-			buf = append(buf, `{"snowflakes":[`...)
-		}
-		for i, id := range ids {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = appendInt64(buf, int64(id), asStrings)
-		}
-		if n != 0 {
-			buf = append(buf, ']')
-		}
-		buf = append(buf, "}\n"...)
-		return c.JSONBlob(http.StatusOK, buf)
+		return snowflakes.answer(c, n, g.Fill, appendJSON)
 	}
+}
+
+func appendSnowflake(dst []byte, id snowflake.ID) []byte { return appendInt64(dst, int64(id), false) }
+
+func appendSnowflakeString(dst []byte, id snowflake.ID) []byte {
+	return appendInt64(dst, int64(id), true)
 }
 
 // appendInt64 appends v as a JSON number, or as a JSON string of its digits.
@@ -97,17 +75,13 @@ type snowflakeInfo struct {
 // sequence in this instance's layout.
 func decodeSnowflake(layout snowflake.Layout) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		q, err := query(c, "int64")
+		s, q, err := decodeArgs(c, "id", "invalid_id", "id", "int64")
 		if err != nil {
 			return err
 		}
 		asStrings, err := int64Param(q)
 		if err != nil {
 			return err
-		}
-		s, ok := pathParam(c, "id")
-		if !ok {
-			return errorf("invalid_id", "malformed escape in id")
 		}
 		id, err := snowflake.Parse(s)
 		if err != nil {
@@ -138,17 +112,13 @@ type snowflakeBounds struct {
 // of that millisecond in this instance's layout, for _id range queries.
 func snowflakeRange(layout snowflake.Layout) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		q, err := query(c, "int64")
+		s, q, err := decodeArgs(c, "time", "invalid_time", "time", "int64")
 		if err != nil {
 			return err
 		}
 		asStrings, err := int64Param(q)
 		if err != nil {
 			return err
-		}
-		s, ok := pathParam(c, "time")
-		if !ok {
-			return errorf("invalid_time", "malformed escape in time")
 		}
 		t, err := parseUUIDTime(s)
 		if err != nil {
