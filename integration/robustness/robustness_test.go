@@ -267,6 +267,9 @@ func run(t *testing.T, seed uint64, duration time.Duration, mutant string) resul
 			}
 		})
 	}
+	for i := range 2 {
+		wg.Go(func() { tr.snowflakeClient(tctx, sub(40+i), i) })
+	}
 	wg.Go(func() { tr.adminLoop(tctx, sub(30)) })
 
 	res.schedule = runSchedule(ctx, t, e, faults, until)
@@ -299,7 +302,7 @@ func run(t *testing.T, seed uint64, duration time.Duration, mutant string) resul
 		return dir
 	}
 	ch := checkHistory(names, ops, tr.t0, reportDir)
-	res.anomalies = ch.anomalies
+	res.anomalies = append(ch.anomalies, checkSnowflakes(ops)...)
 	res.strict, res.modelOps = ch.strict, ch.modelOps
 
 	// The accounts: as the API shows them now, then as stored once every
