@@ -35,15 +35,21 @@ func healthz(layout snowflake.Layout, lease func() snowflake.LeaseStatus) echo.H
 		if c.Request().Method == http.MethodHead {
 			return answerStatus(c, "ok")
 		}
-		h := health{Status: "ok", Snowflake: snowflakeHealth{Layout: layout.String()}}
-		if lease != nil {
-			if s := lease(); s.Held {
-				h.Snowflake.Worker = &s.Worker
-				h.Snowflake.Until = s.Until.UTC().Format(uuidTimeLayout)
-			}
-		}
-		return c.JSON(http.StatusOK, h)
+		return c.JSON(http.StatusOK, health{Status: "ok", Snowflake: snowflakeHealthOf(layout, lease)})
 	}
+}
+
+// snowflakeHealthOf is the layout, and the worker id held and until when,
+// for /healthz and the status page.
+func snowflakeHealthOf(layout snowflake.Layout, lease func() snowflake.LeaseStatus) snowflakeHealth {
+	h := snowflakeHealth{Layout: layout.String()}
+	if lease != nil {
+		if s := lease(); s.Held {
+			h.Worker = &s.Worker
+			h.Until = s.Until.UTC().Format(uuidTimeLayout)
+		}
+	}
+	return h
 }
 
 // answerStatus writes {"status": s} with 200, or only the status line and headers

@@ -57,7 +57,7 @@ func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 	e.GET("/seq/:name/next", nextValues(seqs, m), named...)
 	e.POST("/seq/:name/next", nextValues(seqs, m), named...)
 	e.GET("/seq/:name/status", sequenceStatus(seqs), named...)
-	e.GET("/status", statusPageHandler(seqs), backend...)
+	e.GET("/status", statusPageHandler(seqs, layout, cfg.SnowflakeLease), backend...)
 
 	// Load balancers probe with HEAD as often as with GET. Routes that hand out
 	// values refuse HEAD (405): a probe must not spend a value.
