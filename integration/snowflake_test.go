@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -268,5 +270,81 @@ func TestSnowflakeOverHTTP(t *testing.T) {
 	err := be.Client.Database(dbName).Collection(snowflake.WorkerCollection).FindOne(testContext(t), bson.D{{Key: "holder", Value: ""}}).Decode(&doc)
 	if err != nil {
 		t.Errorf("after a clean stop, no worker id given back: %v", err)
+	}
+}
+
+// TestSnowflakePausedHolderAnswers503 pauses a seqd (SIGSTOP) past its 1 s
+// lease on worker id 0, the only one free (the others are held by a holder
+// the test renews), lets a Lessor take worker id 0 meanwhile, and wakes it with
+// its renewals held up by failCommand: its answers are then 503 with
+// Retry-After, never an id under the lease that ran out, and the new holder's
+// ids are above all of its.
+func TestSnowflakePausedHolderAnswers503(t *testing.T) {
+	be.RequireFailCommand(t)
+	db := be.Database(t)
+	ctx := testContext(t)
+	workers := db.Collection(snowflake.WorkerCollection)
+	for w := 1; w < snowflake.JS53.Workers(); w++ {
+		if _, err := workers.InsertOne(ctx, bson.D{{Key: "_id", Value: w}, {Key: "layout", Value: "js53"}, {Key: "holder", Value: "other"},
+			{Key: "version", Value: int64(1)}, {Key: "lastMs", Value: int64(0)}, {Key: "leaseMs", Value: int64(1000)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	renewCtx, stopRenewing := context.WithCancel(ctx)
+	renewed := make(chan struct{})
+	go func() { // the other holder renews its worker ids until the test ends
+		defer close(renewed)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-renewCtx.Done():
+				return
+			case <-tick.C:
+				workers.UpdateMany(renewCtx, bson.D{{Key: "holder", Value: "other"}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}})
+			}
+		}
+	}()
+	t.Cleanup(func() { stopRenewing(); <-renewed })
+
+	a := startSeqdAt(t, seqdURI(), db.Name(), "SEQD_SNOWFLAKE_LAYOUT=js53", "SEQD_BLOCK_LEASE=1s", "SEQD_MODE_REFRESH=200ms")
+	var r struct{ Snowflakes []int64 }
+	do(t, a.URL(), call{path: "/snowflake?count=10"}).want(t, 200, &r)
+	lastA := r.Snowflakes[len(r.Snowflakes)-1]
+	if p, err := snowflake.JS53.Decode(snowflake.ID(lastA)); err != nil || p.Worker != 0 {
+		t.Fatalf("seqd's id %d: %+v, %v; want worker id 0", lastA, p, err)
+	}
+
+	if err := a.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Signal(syscall.SIGCONT) })
+	b, err := snowflake.NewLessor(ctx, db, snowflake.JS53, snowflake.LeaseOptions{Lease: time.Second, Workers: 1, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close(context.Background()) })
+	firstB := sfWaitFor(t, b.Generator(), 10*time.Second)
+	if firstB <= snowflake.ID(lastA) {
+		t.Errorf("new holder's first id %d is not above the paused holder's last, %d", firstB, lastA)
+	}
+
+	// seqd's renewals hang on waking, so that its answers meet a lease that ran
+	// out, not one it learned it lost.
+	be.FailCommand(t, "alwaysOn", bson.D{
+		{Key: "failCommands", Value: bson.A{"update", "find"}},
+		{Key: "appName", Value: "seqd"},
+		{Key: "blockConnection", Value: true},
+		{Key: "blockTimeMS", Value: 3000},
+	})
+	if err := a.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		rep := do(t, a.URL(), call{path: "/snowflake"})
+		if rep.status != http.StatusServiceUnavailable || rep.header.Get("Retry-After") == "" {
+			t.Fatalf("woken holder: %d %s (Retry-After %q), want 503 with Retry-After", rep.status, rep.body, rep.header.Get("Retry-After"))
+		}
+		time.Sleep(50 * time.Millisecond) // a client's pace
 	}
 }
