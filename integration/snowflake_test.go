@@ -348,3 +348,28 @@ func TestSnowflakePausedHolderAnswers503(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // a client's pace
 	}
 }
+
+// TestSnowflakeLayoutMismatch: a Lessor of one layout refuses a workers
+// collection of the other, and changes none of its documents.
+func TestSnowflakeLayoutMismatch(t *testing.T) {
+	db := be.Database(t)
+	ctx := testContext(t)
+	a := sfLessor(t, db, 1, nil) // js53
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var before, after bson.M
+	coll := db.Collection(snowflake.WorkerCollection)
+	if err := coll.FindOne(ctx, bson.D{}).Decode(&before); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := snowflake.NewLessor(ctx, db, snowflake.Twitter, snowflake.LeaseOptions{Lease: sfLease}); !errors.Is(err, snowflake.ErrLayoutMismatch) {
+		t.Fatalf("twitter Lessor on a js53 collection: %v, want ErrLayoutMismatch", err)
+	}
+	if err := coll.FindOne(ctx, bson.D{}).Decode(&after); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Errorf("worker document changed: %v, then %v", before, after)
+	}
+}
