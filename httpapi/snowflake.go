@@ -62,6 +62,17 @@ func appendInt64(dst []byte, v int64, asString bool) []byte {
 	return append(dst, '"')
 }
 
+// snowflakeArgs reads the path parameter name of a decode or range route, and
+// ?int64=.
+func snowflakeArgs(c echo.Context, name, code string) (string, bool, error) {
+	s, q, err := decodeArgs(c, name, code, name, "int64")
+	if err != nil {
+		return "", false, err
+	}
+	asStrings, err := int64Param(q)
+	return s, asStrings, err
+}
+
 type snowflakeInfo struct {
 	Snowflake int64  `json:"snowflake"`
 	Time      string `json:"time"`
@@ -75,11 +86,7 @@ type snowflakeInfo struct {
 // sequence in this instance's layout.
 func decodeSnowflake(layout snowflake.Layout) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		s, q, err := decodeArgs(c, "id", "invalid_id", "id", "int64")
-		if err != nil {
-			return err
-		}
-		asStrings, err := int64Param(q)
+		s, asStrings, err := snowflakeArgs(c, "id", "invalid_id")
 		if err != nil {
 			return err
 		}
@@ -112,11 +119,7 @@ type snowflakeBounds struct {
 // of that millisecond in this instance's layout, for _id range queries.
 func snowflakeRange(layout snowflake.Layout) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		s, q, err := decodeArgs(c, "time", "invalid_time", "time", "int64")
-		if err != nil {
-			return err
-		}
-		asStrings, err := int64Param(q)
+		s, asStrings, err := snowflakeArgs(c, "time", "invalid_time")
 		if err != nil {
 			return err
 		}
