@@ -38,8 +38,8 @@ type LeaseOptions struct {
 	// Workers limits the worker ids taken to 0..Workers−1; 0 means all the
 	// layout has.
 	Workers int
-	// Timeout bounds each store operation; default a
-	// third of Lease.
+	// Timeout bounds each store operation, on the server too (the driver
+	// sends what is left of it as maxTimeMS); default a third of Lease.
 	Timeout time.Duration
 	// Clock options for the Generator (WithClock), for tests.
 	Generator []Option
