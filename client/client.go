@@ -1,6 +1,7 @@
 // Package client is a Go client for seqd's HTTP API: it takes values of seqd's
 // sequences (POST /seq/{name}/next), reads a sequence as stored (GET
-// /seq/{name}) and lists them a page at a time (GET /seq). It imports package seqd and the standard library, and package
+// /seq/{name}), lists them a page at a time (GET /seq), and takes snowflake ids
+// (GET /snowflake). It imports package seqd and the standard library, and package
 // blocks for its local cache; never the MongoDB driver or Echo.
 //
 // # Errors

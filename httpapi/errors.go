@@ -18,6 +18,7 @@ import (
 
 	"github.com/seqd/seqd/counters"
 	"github.com/seqd/seqd/objectid"
+	"github.com/seqd/seqd/snowflake"
 	"github.com/seqd/seqd/uuidv7"
 )
 
@@ -113,6 +114,10 @@ var domainErrors = []struct {
 	{counters.ErrInvalidMode, "invalid_mode", "invalid mode", true},
 	{objectid.ErrInvalidID, "invalid_id", "invalid ObjectId", true},
 	{uuidv7.ErrInvalidUUID, "invalid_uuid", "invalid UUID", true},
+	{snowflake.ErrInvalidID, "invalid_id", "invalid snowflake id", true},
+	{snowflake.ErrExhausted, "exhausted", "past the snowflake layout's last millisecond", false},
+	{snowflake.ErrNoWorker, "unavailable", "no snowflake worker id held", true},
+	{snowflake.ErrClockBehind, "unavailable", "the clock is behind the last snowflake id", true},
 	{counters.ErrNotFound, "sequence_not_found", "sequence not found", true},
 	{counters.ErrBackwards, "backwards", "the sequence would move backwards (PUT with ?force=true to do it on purpose)", true},
 	{counters.ErrExhausted, "exhausted", "sequence exhausted", true},

@@ -180,13 +180,13 @@ var goWords = regexp.MustCompile(`^(counters|objectid|uuidv7|httpapi|json|strcon
 // maxMessageLen bounds an error message, echoed input included (512 bytes and "…").
 const maxMessageLen = 512 + len("…")
 
-// checkInvariants asserts the rules of the whole API: /oid, /uuid, /seq and /status
+// checkInvariants asserts the rules of the whole API: /oid, /uuid, /snowflake, /seq and /status
 // answers are never cacheable, errors have one shape, 401s name the scheme, 503s say when to
 // come back, HEAD answers have no body.
 func checkInvariants(t testing.TB, req *http.Request, rec *httptest.ResponseRecorder) {
 	t.Helper()
 	what := req.Method + " " + req.URL.String()
-	if p := req.URL.Path; p == "/oid" || p == "/uuid" || p == "/seq" || p == "/status" || strings.HasPrefix(p, "/oid/") || strings.HasPrefix(p, "/uuid/") || strings.HasPrefix(p, "/seq/") {
+	if p := req.URL.Path; p == "/oid" || p == "/uuid" || p == "/snowflake" || p == "/seq" || p == "/status" || strings.HasPrefix(p, "/oid/") || strings.HasPrefix(p, "/uuid/") || strings.HasPrefix(p, "/snowflake/") || strings.HasPrefix(p, "/seq/") {
 		if got := rec.Header().Get("Cache-Control"); got != "no-store" {
 			t.Errorf("%s: status %d, Cache-Control %q, want no-store", what, rec.Code, got)
 		}
@@ -343,6 +343,14 @@ type (
 	}
 	statusResponse struct {
 		Status string `json:"status"`
+	}
+	healthResponse struct {
+		Status    string `json:"status"`
+		Snowflake struct {
+			Layout string `json:"layout"`
+			Worker *int   `json:"worker"`
+			Until  string `json:"until"`
+		} `json:"snowflake"`
 	}
 )
 

@@ -30,6 +30,7 @@ var int64Fields = map[string]bool{
 	"min_block": true, "max_block": true, // a sequence
 	"reserved": true, "served": true, "returned": true, "unaccounted": true, // its block counts
 	"last": true, "remaining": true, "block_size": true, "skipped": true, // /status: blocks
+	"snowflake": true, "min": true, "max": true, // /snowflake/{id} and /snowflake/at/{time}
 }
 
 // int64Param reads ?int64=: "string" asks for int64s as strings, "number" (the

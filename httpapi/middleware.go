@@ -16,7 +16,7 @@ import (
 // observe is what every request passes through, outermost first:
 //
 //   - every answer is marked X-Content-Type-Options: nosniff, and every /oid, /uuid,
-//     /seq and /status response no-store, errors and Echo's own OPTIONS and 405
+//     /snowflake, /seq and /status response no-store, errors and Echo's own OPTIONS and 405
 //     answers included: a GET that hands out a value must never be served from a
 //     cache, nor a status that is old the moment it is read; /status is also
 //     Referrer-Policy: no-referrer;
@@ -39,7 +39,7 @@ func observe(log *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 			start := time.Now()
 			r, h := c.Request(), c.Response().Header()
 			h[echo.HeaderXContentTypeOptions] = noSniffValue
-			if p := r.URL.Path; strings.HasPrefix(p, "/oid") || strings.HasPrefix(p, "/uuid") || strings.HasPrefix(p, "/seq") || p == "/status" {
+			if p := r.URL.Path; strings.HasPrefix(p, "/oid") || strings.HasPrefix(p, "/uuid") || strings.HasPrefix(p, "/snowflake") || strings.HasPrefix(p, "/seq") || p == "/status" {
 				h[echo.HeaderCacheControl] = noStoreValue // shared: Set would allocate
 				if p == "/status" {
 					h[echo.HeaderReferrerPolicy] = noReferrerValue // its links carry no name away

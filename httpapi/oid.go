@@ -3,10 +3,8 @@ package httpapi
 import (
 	"encoding/hex"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -17,18 +15,10 @@ import (
 // maxOIDCount bounds GET /oid?count=N.
 const maxOIDCount = 10000
 
-// oidBuffers recycles what GET /oid?count=N builds its answer in: the ids and their
-// JSON, 40 KB for 1000 ids, which would otherwise become garbage at once. JSONBlob
-// has copied the JSON out by the time the handler returns.
-var oidBuffers = sync.Pool{New: func() any { return new(oidBuffer) }}
+// oids is how GET /oid answers: {"oid":"…"} or {"oids":["…",…]}.
+var oids = newIDKind[objectid.ID]("oid", "oids", 24+3)
 
-type oidBuffer struct {
-	ids  []objectid.ID
-	json []byte
-}
-
-// newOIDs serves GET /oid[?count=N][&layout=spec|legacy]. The JSON is written by hand:
-// this is the hottest path in the service and needs no reflection.
+// newOIDs serves GET /oid[?count=N][&layout=spec|legacy].
 func newOIDs(m *Metrics) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		q, err := query(c, "count", "layout")
@@ -49,41 +39,23 @@ func newOIDs(m *Metrics) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if n == 0 { // no count: a single id, answered as {"oid":…}
-			id := objectid.New()
+		return oids.answer(c, n, func(ids []objectid.ID) error {
 			if legacy {
-				id = objectid.NewLegacy()
+				objectid.FillLegacy(ids)
+			} else {
+				objectid.Fill(ids)
 			}
-			m.oidIssued(legacy, 1)
-			buf := make([]byte, 0, len(`{"oid":""}`)+24+1)
-			buf = append(buf, `{"oid":"`...)
-			buf = id.AppendHex(buf)
-			buf = append(buf, "\"}\n"...)
-			return c.JSONBlob(http.StatusOK, buf)
-		}
-		scratch := oidBuffers.Get().(*oidBuffer)
-		defer oidBuffers.Put(scratch)
-		ids := slices.Grow(scratch.ids[:0], int(n))[:n]
-		if legacy {
-			objectid.FillLegacy(ids)
-		} else {
-			objectid.Fill(ids)
-		}
-		m.oidIssued(legacy, len(ids))
-		buf := slices.Grow(scratch.json[:0], len(`{"oids":[]}`)+len(ids)*27+1)
-		scratch.ids, scratch.json = ids, buf // keep the grown slices for the next request
-		buf = append(buf, `{"oids":[`...)
-		for i, id := range ids {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = append(buf, '"')
-			buf = id.AppendHex(buf)
-			buf = append(buf, '"')
-		}
-		buf = append(buf, "]}\n"...)
-		return c.JSONBlob(http.StatusOK, buf)
+			m.oidIssued(legacy, len(ids))
+			return nil
+		}, appendOID)
 	}
+}
+
+// appendOID appends id as a JSON string of 24 lowercase hex characters.
+func appendOID(dst []byte, id objectid.ID) []byte {
+	dst = append(dst, '"')
+	dst = id.AppendHex(dst)
+	return append(dst, '"')
 }
 
 type oidInfo struct {
@@ -98,12 +70,9 @@ type oidInfo struct {
 
 // decodeOID serves GET /oid/{hex}: the id's fields, read as both layouts.
 func decodeOID(c echo.Context) error {
-	if _, err := query(c); err != nil {
+	s, _, err := decodeArgs(c, "hex", "invalid_id", "id")
+	if err != nil {
 		return err
-	}
-	s, ok := pathParam(c, "hex")
-	if !ok {
-		return errorf("invalid_id", "malformed escape in id")
 	}
 	id, err := objectid.Parse(s)
 	if err != nil {
@@ -132,12 +101,9 @@ type idBounds struct {
 // oidRange serves GET /oid/at/{time}: the smallest and largest ids of that second,
 // for _id range queries.
 func oidRange(c echo.Context) error {
-	if _, err := query(c); err != nil {
+	s, _, err := decodeArgs(c, "time", "invalid_time", "time")
+	if err != nil {
 		return err
-	}
-	s, ok := pathParam(c, "time")
-	if !ok {
-		return errorf("invalid_time", "malformed escape in time")
 	}
 	t, err := parseIDTime(s)
 	if err != nil {

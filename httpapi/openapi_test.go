@@ -23,25 +23,28 @@ import (
 // rate-limited (/oid, /uuid, /seq and /status) operation. checkContract holds every
 // answer of the handler tests to the document.
 var specStatuses = map[string][]string{
-	"GET /oid":               {"200", "400", "401"},
-	"GET /oid/{hex}":         {"200", "400", "401"},
-	"GET /oid/at/{time}":     {"200", "400", "401"},
-	"GET /uuid":              {"200", "400", "401"},
-	"GET /uuid/{uuid}":       {"200", "400", "401"},
-	"GET /uuid/at/{time}":    {"200", "400", "401"},
-	"GET /seq":               {"200", "400", "401", "500", "503"},
-	"GET /seq/{name}":        {"200", "400", "401", "403", "404", "500", "503"},
-	"PUT /seq/{name}":        {"200", "400", "401", "403", "409", "413", "415", "500", "503"},
-	"GET /seq/{name}/next":   {"200", "400", "401", "403", "409", "500", "503"},
-	"POST /seq/{name}/next":  {"200", "400", "401", "403", "409", "500", "503"},
-	"GET /seq/{name}/status": {"200", "400", "401", "403", "404", "500", "503"},
-	"GET /status":            {"200", "400", "401", "500", "503"},
-	"GET /healthz":           {"200"},
-	"HEAD /healthz":          {"200"},
-	"GET /readyz":            {"200", "503"},
-	"HEAD /readyz":           {"200", "503"},
-	"GET /metrics":           {"200"},
-	"GET /openapi.json":      {"200"},
+	"GET /oid":                 {"200", "400", "401"},
+	"GET /oid/{hex}":           {"200", "400", "401"},
+	"GET /oid/at/{time}":       {"200", "400", "401"},
+	"GET /uuid":                {"200", "400", "401"},
+	"GET /uuid/{uuid}":         {"200", "400", "401"},
+	"GET /uuid/at/{time}":      {"200", "400", "401"},
+	"GET /snowflake":           {"200", "400", "401", "409", "503"},
+	"GET /snowflake/{id}":      {"200", "400", "401"},
+	"GET /snowflake/at/{time}": {"200", "400", "401"},
+	"GET /seq":                 {"200", "400", "401", "500", "503"},
+	"GET /seq/{name}":          {"200", "400", "401", "403", "404", "500", "503"},
+	"PUT /seq/{name}":          {"200", "400", "401", "403", "409", "413", "415", "500", "503"},
+	"GET /seq/{name}/next":     {"200", "400", "401", "403", "409", "500", "503"},
+	"POST /seq/{name}/next":    {"200", "400", "401", "403", "409", "500", "503"},
+	"GET /seq/{name}/status":   {"200", "400", "401", "403", "404", "500", "503"},
+	"GET /status":              {"200", "400", "401", "500", "503"},
+	"GET /healthz":             {"200"},
+	"HEAD /healthz":            {"200"},
+	"GET /readyz":              {"200", "503"},
+	"HEAD /readyz":             {"200", "503"},
+	"GET /metrics":             {"200"},
+	"GET /openapi.json":        {"200"},
 }
 
 type apiParameter struct {
@@ -185,7 +188,7 @@ func TestOpenAPIStatuses(t *testing.T) {
 		if op.Security == nil {
 			t.Errorf("openapi.json: %s: no security (public operations say security: [])", name)
 		} else if needsToken := protected(path) || path == "/metrics"; needsToken != lists401 || needsToken != (len(*op.Security) > 0) {
-			t.Errorf("openapi.json: %s: security %v, 401 listed %v; want both only on /oid, /uuid, /seq, /status and /metrics",
+			t.Errorf("openapi.json: %s: security %v, 401 listed %v; want both only on /oid, /uuid, /snowflake, /seq, /status and /metrics",
 				name, op.Security, lists401)
 		}
 	}
@@ -245,7 +248,7 @@ func TestOpenAPIParameters(t *testing.T) {
 }
 
 func protected(path string) bool {
-	return strings.HasPrefix(path, "/oid") || strings.HasPrefix(path, "/uuid") || strings.HasPrefix(path, "/seq") || path == "/status"
+	return strings.HasPrefix(path, "/oid") || strings.HasPrefix(path, "/uuid") || strings.HasPrefix(path, "/snowflake") || strings.HasPrefix(path, "/seq") || path == "/status"
 }
 
 // concreteTarget fills a path template with values the routes accept.
@@ -253,7 +256,8 @@ func concreteTarget(path string) string {
 	return strings.NewReplacer(
 		"{hex}", "5a17b9d9ab102555b9c38874",
 		"{uuid}", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f",
-		"{time}", "0",
+		"{time}", "1800000000",
+		"{id}", "119520048439119879",
 		"{name}", "orders",
 	).Replace(path)
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/seqd/seqd/snowflake"
 )
 
 // maxBody bounds request bodies; the only body the API reads is PUT /seq/{name}'s.
@@ -47,6 +49,14 @@ func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 	e.GET("/uuid/:uuid", decodeUUID, client...)
 	e.GET("/uuid/at/:time", uuidRange, client...)
 
+	layout := snowflake.Twitter
+	if cfg.Snowflake != nil {
+		layout = cfg.Snowflake.Layout()
+	}
+	e.GET("/snowflake", newSnowflakes(cfg.Snowflake), client...)
+	e.GET("/snowflake/:id", decodeSnowflake(layout), client...)
+	e.GET("/snowflake/at/:time", snowflakeRange(layout), client...)
+
 	e.GET("/seq", listSequences(seqs), backend...)
 	e.GET("/seq/:name", currentValue(seqs), named...)
 	// Only PUT reads a body; net/http bounds what it drains of other requests' bodies.
@@ -54,12 +64,12 @@ func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 	e.GET("/seq/:name/next", nextValues(seqs, m), spend...)
 	e.POST("/seq/:name/next", nextValues(seqs, m), spend...)
 	e.GET("/seq/:name/status", sequenceStatus(seqs), named...)
-	e.GET("/status", statusPageHandler(seqs), backend...)
+	e.GET("/status", statusPageHandler(seqs, layout, cfg.SnowflakeLease), backend...)
 
 	// Load balancers probe with HEAD as often as with GET. Routes that hand out
 	// values refuse HEAD (405): a probe must not spend a value.
 	probe := []string{http.MethodGet, http.MethodHead}
-	e.Match(probe, "/healthz", healthz)
+	e.Match(probe, "/healthz", healthz(layout, cfg.SnowflakeLease))
 	e.Match(probe, "/readyz", readyz(newStoreCheck(cfg.Ping, cfg.Timeout, cfg.ReadyInterval)), middleware.ContextTimeout(cfg.Timeout))
 	if !cfg.MetricsElsewhere {
 		e.GET("/metrics", echo.WrapHandler(m.Handler()), keys.requireMetrics)

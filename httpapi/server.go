@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/seqd/seqd/counters"
+	"github.com/seqd/seqd/snowflake"
 )
 
 // Config holds what the API needs. Sequencers and Ping are required.
@@ -61,6 +62,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Metrics records Prometheus metrics; nil creates a fresh registry.
 	Metrics *Metrics
+	// Snowflake makes the ids of /snowflake; nil answers 503 there. Its layout
+	// decodes /snowflake/{id} (Twitter without one).
+	Snowflake *snowflake.Generator
+	// SnowflakeLease reports the worker id Snowflake holds, for /healthz; nil
+	// for none to report (a fixed worker id).
+	SnowflakeLease func() snowflake.LeaseStatus
 }
 
 // New returns the API as an http.Handler.

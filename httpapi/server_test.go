@@ -7,11 +7,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/seqd/seqd/counters"
 	"github.com/seqd/seqd/httpapi"
 	"github.com/seqd/seqd/internal/memseq"
 	"github.com/seqd/seqd/objectid"
+	"github.com/seqd/seqd/snowflake"
 )
 
 func TestNewConfig(t *testing.T) {
@@ -142,8 +144,21 @@ func TestHealthz(t *testing.T) {
 	s := newServer(t)
 	s.ping.setFail(func(context.Context) error { return errors.New("down") })
 	// Liveness does not depend on the backend.
-	if got := decode[statusResponse](t, s.get(t, "/healthz"), http.StatusOK); got.Status != "ok" {
-		t.Errorf("healthz status %q, want ok", got.Status)
+	if got := decode[healthResponse](t, s.get(t, "/healthz"), http.StatusOK); got.Status != "ok" || got.Snowflake.Layout != "twitter" || got.Snowflake.Worker != nil {
+		t.Errorf("healthz %+v, want ok and the twitter layout, no worker id", got)
+	}
+}
+
+// TestHealthzSnowflakeLease: /healthz names the snowflake layout, and the
+// worker id held and until when.
+func TestHealthzSnowflakeLease(t *testing.T) {
+	until := time.Date(2026, 11, 26, 20, 0, 0, 0, time.UTC)
+	s := newServer(t, withSnowflake(t, snowflake.JS53, 3), func(c *httpapi.Config) {
+		c.SnowflakeLease = func() snowflake.LeaseStatus { return snowflake.LeaseStatus{Held: true, Worker: 3, Until: until} }
+	})
+	got := decode[healthResponse](t, s.get(t, "/healthz"), http.StatusOK)
+	if got.Snowflake.Layout != "js53" || got.Snowflake.Worker == nil || *got.Snowflake.Worker != 3 || got.Snowflake.Until != "2026-11-26T20:00:00.000Z" {
+		t.Errorf("healthz %+v, want js53, worker id 3 until 2026-11-26T20:00:00.000Z", got)
 	}
 }
 

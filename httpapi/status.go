@@ -14,6 +14,7 @@ import (
 	"github.com/seqd/seqd"
 	"github.com/seqd/seqd/blocks"
 	"github.com/seqd/seqd/counters"
+	"github.com/seqd/seqd/snowflake"
 )
 
 // blockReporter is a Sequencer that serves cached sequences from blocks (the
@@ -119,16 +120,17 @@ type statusRow struct {
 // statusPageData is what the status page shows: one page of sequences, a form to
 // choose a prefix, and links to the first page and the next.
 type statusPageData struct {
-	Strategy string
-	At       string
-	Rows     []statusRow
-	Limit    int
-	Prefix   string
-	After    string
-	Hidden   []hiddenField // the form's other parameters, kept when it asks for a prefix
-	First    string        // the first page's query, when this is not the first page
-	Next     string        // the next page's query, when more sequences follow
-	NextName string        // the page's last name, where the next starts
+	Snowflake snowflakeHealth
+	Strategy  string
+	At        string
+	Rows      []statusRow
+	Limit     int
+	Prefix    string
+	After     string
+	Hidden    []hiddenField // the form's other parameters, kept when it asks for a prefix
+	First     string        // the first page's query, when this is not the first page
+	Next      string        // the next page's query, when more sequences follow
+	NextName  string        // the page's last name, where the next starts
 }
 
 // hiddenField is a query parameter the prefix form sends as it came.
@@ -141,19 +143,20 @@ const statusPageCSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ance
 // statusPageHandler serves GET /status[?limit=N][&after=NAME][&prefix=P][&strategy=…]:
 // a page of the strategy's sequences, as GET /seq lists them, with this
 // instance's blocks, for operators.
-func statusPageHandler(seqs sequencers) echo.HandlerFunc {
+func statusPageHandler(seqs sequencers, layout snowflake.Layout, lease func() snowflake.LeaseStatus) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		lq, page, err := seqs.list(c)
 		if err != nil {
 			return err
 		}
 		data := statusPageData{
-			Strategy: lq.seq.Strategy(),
-			At:       time.Now().UTC().Format(time.RFC3339),
-			Rows:     make([]statusRow, len(page.Sequences)),
-			Limit:    lq.opts.Limit,
-			Prefix:   lq.opts.Prefix,
-			After:    lq.opts.After,
+			Snowflake: snowflakeHealthOf(layout, lease),
+			Strategy:  lq.seq.Strategy(),
+			At:        time.Now().UTC().Format(time.RFC3339),
+			Rows:      make([]statusRow, len(page.Sequences)),
+			Limit:     lq.opts.Limit,
+			Prefix:    lq.opts.Prefix,
+			After:     lq.opts.After,
 		}
 		for _, k := range []string{"strategy", "limit"} {
 			if v, ok := lq.q[k]; ok {

@@ -14,6 +14,8 @@ import (
 	"github.com/seqd/seqd"
 	"github.com/seqd/seqd/blocks"
 	"github.com/seqd/seqd/counters"
+	"github.com/seqd/seqd/httpapi"
+	"github.com/seqd/seqd/snowflake"
 )
 
 // Responses of GET /seq/{name}/status, as a client reads them.
@@ -182,6 +184,22 @@ func TestStatusPageEmpty(t *testing.T) {
 	wantHTML(t, rec.Header())
 	if page := rec.Body.String(); !strings.Contains(page, "seqd: optimistic sequences") || !strings.Contains(page, "No sequences yet.") || strings.Contains(page, "orders") {
 		t.Errorf("empty optimistic page:\n%s", page)
+	}
+}
+
+// TestStatusPageSnowflake: the status page says the snowflake layout and the
+// worker id held until when, or that none is held.
+func TestStatusPageSnowflake(t *testing.T) {
+	until := time.Date(2026, 11, 26, 20, 0, 0, 0, time.UTC)
+	held := newServer(t, withSnowflake(t, snowflake.JS53, 3), func(c *httpapi.Config) {
+		c.SnowflakeLease = func() snowflake.LeaseStatus { return snowflake.LeaseStatus{Held: true, Worker: 3, Until: until} }
+	})
+	if page := held.get(t, "/status").Body.String(); !strings.Contains(page, "Snowflake ids: js53 layout; worker id 3, leased until 2026-11-26T20:00:00.000Z") {
+		t.Errorf("status page of an instance holding worker id 3:\n%s", page)
+	}
+	none := newServer(t)
+	if page := none.get(t, "/status").Body.String(); !strings.Contains(page, "Snowflake ids: twitter layout; no worker id held") {
+		t.Errorf("status page of an instance holding no worker id:\n%s", page)
 	}
 }
 

@@ -2,10 +2,8 @@ package httpapi
 
 import (
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -25,14 +23,8 @@ const uuidTimeLayout = "2006-01-02T15:04:05.000Z07:00"
 // field holds (10889-08-02T05:31:50Z).
 const maxUUIDUnixSeconds = (1<<48 - 1) / 1000
 
-// uuidBuffers recycles what GET /uuid?count=N builds its answer in, as
-// oidBuffers does for /oid: 390 KB of JSON for 10,000 ids.
-var uuidBuffers = sync.Pool{New: func() any { return new(uuidBuffer) }}
-
-type uuidBuffer struct {
-	ids  []uuidv7.UUID
-	json []byte
-}
+// uuids is how GET /uuid answers: {"uuid":"…"} or {"uuids":["…",…]}.
+var uuids = newIDKind[uuidv7.UUID]("uuid", "uuids", 36+3)
 
 // newUUIDCounter is seqd_uuids_issued_total, registered with reg.
 func newUUIDCounter(reg prometheus.Registerer) prometheus.Counter {
@@ -44,7 +36,7 @@ func newUUIDCounter(reg prometheus.Registerer) prometheus.Counter {
 	return c
 }
 
-// newUUIDs serves GET /uuid[?count=N]. Like /oid's, the JSON is written by hand.
+// newUUIDs serves GET /uuid[?count=N].
 func newUUIDs(m *Metrics) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		q, err := query(c, "count")
@@ -55,34 +47,19 @@ func newUUIDs(m *Metrics) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if n == 0 { // no count: a single id, answered as {"uuid":…}
-			id := uuidv7.New()
-			m.uuidsIssued.Inc()
-			buf := make([]byte, 0, len(`{"uuid":""}`)+36+1)
-			buf = append(buf, `{"uuid":"`...)
-			buf, _ = id.AppendText(buf)
-			buf = append(buf, "\"}\n"...)
-			return c.JSONBlob(http.StatusOK, buf)
-		}
-		scratch := uuidBuffers.Get().(*uuidBuffer)
-		defer uuidBuffers.Put(scratch)
-		ids := slices.Grow(scratch.ids[:0], int(n))[:n]
-		uuidv7.Fill(ids)
-		m.uuidsIssued.Add(float64(len(ids)))
-		buf := slices.Grow(scratch.json[:0], len(`{"uuids":[]}`)+len(ids)*39+1)
-		scratch.ids, scratch.json = ids, buf // keep the grown slices for the next request
-		buf = append(buf, `{"uuids":[`...)
-		for i, id := range ids {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = append(buf, '"')
-			buf, _ = id.AppendText(buf)
-			buf = append(buf, '"')
-		}
-		buf = append(buf, "]}\n"...)
-		return c.JSONBlob(http.StatusOK, buf)
+		return uuids.answer(c, n, func(ids []uuidv7.UUID) error {
+			uuidv7.Fill(ids)
+			m.uuidsIssued.Add(float64(len(ids)))
+			return nil
+		}, appendUUID)
 	}
+}
+
+// appendUUID appends u as a JSON string in the canonical form.
+func appendUUID(dst []byte, u uuidv7.UUID) []byte {
+	dst = append(dst, '"')
+	dst, _ = u.AppendText(dst)
+	return append(dst, '"')
 }
 
 type uuidInfo struct {
@@ -95,12 +72,9 @@ type uuidInfo struct {
 // decodeUUID serves GET /uuid/{uuid}: the version, and for a version 7 UUID its
 // time.
 func decodeUUID(c echo.Context) error {
-	if _, err := query(c); err != nil {
+	s, _, err := decodeArgs(c, "uuid", "invalid_uuid", "UUID")
+	if err != nil {
 		return err
-	}
-	s, ok := pathParam(c, "uuid")
-	if !ok {
-		return errorf("invalid_uuid", "malformed escape in UUID")
 	}
 	id, err := uuidv7.Parse(s)
 	if err != nil {
@@ -117,12 +91,9 @@ func decodeUUID(c echo.Context) error {
 // uuidRange serves GET /uuid/at/{time}: the smallest and largest version 7
 // UUIDs of that millisecond, for _id range queries.
 func uuidRange(c echo.Context) error {
-	if _, err := query(c); err != nil {
+	s, _, err := decodeArgs(c, "time", "invalid_time", "time")
+	if err != nil {
 		return err
-	}
-	s, ok := pathParam(c, "time")
-	if !ok {
-		return errorf("invalid_time", "malformed escape in time")
 	}
 	t, err := parseUUIDTime(s)
 	if err != nil {

@@ -32,7 +32,9 @@ type rawCase struct {
 func rawCases() []rawCase {
 	auth := "Authorization: Bearer " + clientToken + "\r\n"
 	admin := "Authorization: Bearer " + adminToken + "\r\n"
-	get := func(target string) string { return "GET " + target + " HTTP/1.1\r\nHost: localhost\r\n" + auth + "\r\n" }
+	get := func(target string) string {
+		return "GET " + target + " HTTP/1.1\r\nHost: localhost\r\n" + auth + "\r\n"
+	}
 	put := func(extra, body string) string {
 		return "PUT /seq/raw HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n" + admin + extra + "\r\n" + body
 	}

@@ -27,7 +27,8 @@
 //
 // A Generator keeps the timestamp and counter of the last id it handed out in
 // one 64-bit word (timestamp<<24 | counter) and moves it forward with a single
-// atomic operation per call. From that:
+// atomic operation per call (internal/clockseq, the core uuidv7 and snowflake
+// use too). From that:
 //
 //   - Unique: a Generator never returns the same id twice, at any rate and from
 //     any number of goroutines. The package-level New and NewLegacy each use

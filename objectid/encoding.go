@@ -56,7 +56,7 @@ func parse[T string | []byte](s T) (ID, error) {
 		return Nil, fmt.Errorf("%w: length %d, want %d hex characters", ErrInvalidID, len(s), hexLen)
 	}
 	for i := range id {
-		hi, lo := hexValue[s[2*i]], hexValue[s[2*i+1]]
+		hi, lo := idjson.HexValue[s[2*i]], idjson.HexValue[s[2*i+1]]
 		if hi|lo > 0x0f {
 			bad := 2 * i
 			if hi <= 0x0f {
@@ -77,20 +77,6 @@ func badChar(rest string, i int) error {
 	}
 	return fmt.Errorf("%w: invalid character %q at index %d", ErrInvalidID, r, i)
 }
-
-// hexValue maps a byte to its value as a hex digit, or 0xff if it is not one.
-var hexValue = func() (t [256]byte) {
-	for i := range t {
-		t[i] = 0xff
-	}
-	for i, c := range "0123456789abcdef" {
-		t[c] = byte(i)
-	}
-	for i, c := range "ABCDEF" {
-		t[c] = byte(10 + i)
-	}
-	return t
-}()
 
 // FromBytes returns the id whose 12 bytes are b.
 func FromBytes(b []byte) (ID, error) {
@@ -127,33 +113,20 @@ func (id ID) MarshalText() ([]byte, error) { return id.AppendHex(make([]byte, 0,
 // UnmarshalText decodes 24 hex characters, like Parse.
 func (id *ID) UnmarshalText(b []byte) error {
 	v, err := parse(b)
-	if err != nil {
-		return err
+	if err == nil {
+		*id = v
 	}
-	*id = v
-	return nil
+	return err
 }
 
 // MarshalJSON returns id as a JSON string of 24 lowercase hex characters.
-func (id ID) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, hexLen+2)
-	b = append(b, '"')
-	b = id.AppendHex(b)
-	return append(b, '"'), nil
-}
+func (id ID) MarshalJSON() ([]byte, error) { return idjson.Quote(hexLen, id.AppendHex), nil }
 
 // UnmarshalJSON decodes a JSON string of 24 hex characters, or MongoDB
 // extended JSON, {"$oid": "<24 hex characters>"}. A JSON null leaves id
 // unchanged, as encoding/json does for other types.
 func (id *ID) UnmarshalJSON(b []byte) error {
-	text, null, err := idjson.Text(b, hexLen, "$oid", "<hex>")
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidID, err)
-	}
-	if null {
-		return nil
-	}
-	return id.UnmarshalText(text)
+	return idjson.Unmarshal(b, hexLen, "$oid", "<hex>", ErrInvalidID, id.UnmarshalText)
 }
 
 // MarshalBSONValue stores id as a BSON ObjectId (type 0x07), so that an ID

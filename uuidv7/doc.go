@@ -40,7 +40,8 @@
 //
 // A Generator keeps the milliseconds and counter of the last id it handed out
 // in one 64-bit word (unix_ts_ms<<16 | counter) and moves it forward with one
-// atomic operation per call. From that:
+// atomic operation per call (internal/clockseq, the core objectid and snowflake
+// use too). From that:
 //
 //   - Unique: a Generator never returns the same id twice, at any rate and from
 //     any number of goroutines. New and Fill use one Generator per process.

@@ -70,7 +70,7 @@ func parse[T string | []byte](s T) (UUID, error) {
 		if j == 8 || j == 13 || j == 18 || j == 23 {
 			j++
 		}
-		hi, lo := hexValue[s[j]], hexValue[s[j+1]]
+		hi, lo := idjson.HexValue[s[j]], idjson.HexValue[s[j+1]]
 		if hi|lo > 0x0f {
 			bad := j
 			if hi <= 0x0f {
@@ -92,20 +92,6 @@ func describe(rest string) string {
 	}
 	return fmt.Sprintf("character %q", r)
 }
-
-// hexValue maps a byte to its value as a hex digit, or 0xff if it is not one.
-var hexValue = func() (t [256]byte) {
-	for i := range t {
-		t[i] = 0xff
-	}
-	for i, c := range "0123456789abcdef" {
-		t[c] = byte(i)
-	}
-	for i, c := range "ABCDEF" {
-		t[c] = byte(10 + i)
-	}
-	return t
-}()
 
 // FromBytes returns the UUID whose 16 bytes are b.
 func FromBytes(b []byte) (UUID, error) {
@@ -144,33 +130,20 @@ func (u UUID) MarshalText() ([]byte, error) { return u.appendCanonical(make([]by
 // UnmarshalText decodes the canonical form, like Parse.
 func (u *UUID) UnmarshalText(b []byte) error {
 	v, err := parse(b)
-	if err != nil {
-		return err
+	if err == nil {
+		*u = v
 	}
-	*u = v
-	return nil
+	return err
 }
 
 // MarshalJSON returns u as a JSON string in the canonical form.
-func (u UUID) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, textLen+2)
-	b = append(b, '"')
-	b = u.appendCanonical(b)
-	return append(b, '"'), nil
-}
+func (u UUID) MarshalJSON() ([]byte, error) { return idjson.Quote(textLen, u.appendCanonical), nil }
 
 // UnmarshalJSON decodes a JSON string in the canonical form, or MongoDB's
 // extended JSON shorthand {"$uuid": "…"}. A JSON null leaves u unchanged, as
 // encoding/json does for other types.
 func (u *UUID) UnmarshalJSON(b []byte) error {
-	text, null, err := idjson.Text(b, textLen, "$uuid", "…")
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidUUID, err)
-	}
-	if null {
-		return nil
-	}
-	return u.UnmarshalText(text)
+	return idjson.Unmarshal(b, textLen, "$uuid", "…", ErrInvalidUUID, u.UnmarshalText)
 }
 
 // bsonUUIDSubtype is BSON binary subtype 4, UUID. Subtype 3 is the legacy one,

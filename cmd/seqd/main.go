@@ -32,6 +32,7 @@ import (
 
 	"github.com/seqd/seqd/counters"
 	"github.com/seqd/seqd/httpapi"
+	"github.com/seqd/seqd/snowflake"
 )
 
 func main() {
@@ -62,6 +63,7 @@ type config struct {
 	rateLimit                         float64
 	rateBurst                         int
 	pprofAddr                         string
+	snowflakeLayout                   snowflake.Layout
 }
 
 // parseConfig reads flags, falling back to environment variables (lookupEnv, as
@@ -96,6 +98,8 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 	fs.StringVar(&rateBurst, "rate-burst", env("SEQD_RATE_BURST", "0"), "requests a client may make at once above the rate; 0 means one second's worth (SEQD_RATE_BURST)")
 	fs.StringVar(&c.logLevel, "log-level", env("SEQD_LOG_LEVEL", "info"), "debug, info, warn or error; successful requests are logged at debug (SEQD_LOG_LEVEL)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", env("SEQD_PPROF_ADDR", ""), "serve net/http/pprof on this address, apart from the API; off when empty (SEQD_PPROF_ADDR)")
+	var snowflakeLayout string
+	fs.StringVar(&snowflakeLayout, "snowflake-layout", env("SEQD_SNOWFLAKE_LAYOUT", "twitter"), "the layout of /snowflake ids, for good: twitter (41 bits of ms, 1,024 worker ids, 4,096 ids/ms each) or js53 (at most 2^53-1: 40 bits of ms, 32 worker ids, 256 ids/ms each); worker ids are leased for --block-lease (SEQD_SNOWFLAKE_LAYOUT)")
 	var timeout, shutdown, modeRefresh, blockLease, inFlight string
 	fs.StringVar(&inFlight, "writes-in-flight", env("SEQD_WRITES_IN_FLIGHT", "1"), "coalesced writes of one strict sequence in flight at once, 1 to 64: more lets a batch go out while the one before it is still at the store, which pays only where the store's round trip is long beside its time per write (SEQD_WRITES_IN_FLIGHT)")
 	fs.StringVar(&timeout, "timeout", env("SEQD_TIMEOUT", "2s"), "per-request backend deadline (SEQD_TIMEOUT)")
@@ -138,6 +142,9 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 	}
 	if c.blockLease <= 2*c.modeRefresh {
 		return c, fmt.Errorf("block-lease (%v) must be more than twice mode-refresh (%v): each refresh renews the leases", c.blockLease, c.modeRefresh)
+	}
+	if c.snowflakeLayout, err = snowflake.ParseLayout(snowflakeLayout); err != nil {
+		return c, fmt.Errorf("snowflake-layout must be twitter or js53, got %q", snowflakeLayout)
 	}
 	if c.writesInFlight, err = strconv.Atoi(inFlight); err != nil || c.writesInFlight < 1 || c.writesInFlight > 64 {
 		return c, fmt.Errorf("writes-in-flight must be a whole number from 1 to 64, got %q", inFlight)
@@ -252,6 +259,19 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 			log.Warn("giving back cached blocks", "err", err)
 		}
 	}()
+	// Snowflake worker ids are leased like cached blocks, for --block-lease; a
+	// clean stop gives the worker id back once no request is served any more.
+	lessor, err := snowflake.NewLessor(ctx, db, cfg.snowflakeLayout, snowflake.LeaseOptions{Lease: cfg.blockLease})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+		defer cancel()
+		if err := lessor.Close(cctx); err != nil {
+			log.Warn("giving back the snowflake worker id", "err", err)
+		}
+	}()
 	keys, err := httpapi.NewKeyring(cfg.keys.clients, cfg.keys.admins)
 	if err != nil {
 		return err
@@ -267,14 +287,16 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	defer func() { stopReloading(); <-reloaded }()
 
 	handler, err := httpapi.New(httpapi.Config{
-		Sequencers: sequencers(counter, optimistic, cfg.strategy),
-		Ping:       func(ctx context.Context) error { return client.Ping(ctx, readpref.Primary()) },
-		Timeout:    cfg.timeout,
-		Keys:       keys,
-		RateLimit:  cfg.rateLimit,
-		RateBurst:  cfg.rateBurst,
-		Logger:     log,
-		Metrics:    metrics,
+		Sequencers:     sequencers(counter, optimistic, cfg.strategy),
+		Ping:           func(ctx context.Context) error { return client.Ping(ctx, readpref.Primary()) },
+		Timeout:        cfg.timeout,
+		Keys:           keys,
+		RateLimit:      cfg.rateLimit,
+		RateBurst:      cfg.rateBurst,
+		Logger:         log,
+		Metrics:        metrics,
+		Snowflake:      lessor.Generator(),
+		SnowflakeLease: lessor.Status,
 
 		ListenAddr:       cfg.addr,
 		AllowedHosts:     cfg.allowedHosts,

@@ -13,9 +13,10 @@ import (
 )
 
 const (
-	targetOID  = "oid"
-	targetUUID = "uuid"
-	targetSeq  = "seq"
+	targetOID       = "oid"
+	targetUUID      = "uuid"
+	targetSnowflake = "snowflake"
+	targetSeq       = "seq"
 )
 
 // Strategy names as the API spells them. They are not taken from package counters, which
@@ -28,7 +29,7 @@ const (
 // config is the parsed command line.
 type config struct {
 	addrs            []string // base URLs, without a trailing slash
-	target           string   // targetOID, targetUUID or targetSeq
+	target           string   // targetOID, targetUUID, targetSnowflake or targetSeq
 	count            int      // values per request; 0 sends no count parameter
 	layout           string   // oid only
 	name             string   // seq only
@@ -131,7 +132,7 @@ flags:
 	}
 	addrs := addrList{addrs: []string{"http://localhost:8080"}}
 	fs.Var(&addrs, "addr", "seqd base `URL`s, comma-separated or repeated; clients are spread round-robin over them")
-	fs.StringVar(&c.target, "target", targetOID, "what to request: oid (GET /oid), uuid (GET /uuid) or seq (GET /seq/{name}/next)")
+	fs.StringVar(&c.target, "target", targetOID, "what to request: oid (GET /oid), uuid (GET /uuid), snowflake (GET /snowflake) or seq (GET /seq/{name}/next)")
 	fs.IntVar(&c.count, "count", 0, "values per request, sent as ?count=N (default: no count parameter, one value)")
 	fs.StringVar(&c.layout, "layout", "", "oid: ObjectId layout, sent as &layout= (e.g. legacy)")
 	fs.StringVar(&c.name, "name", "seqload", "seq: sequence name")
@@ -175,8 +176,8 @@ flags:
 	switch {
 	case len(c.addrs) == 0:
 		return c, usagef("-addr: no address")
-	case c.target != targetOID && c.target != targetUUID && c.target != targetSeq:
-		return c, usagef("-target %q: want oid, uuid or seq", c.target)
+	case c.target != targetOID && c.target != targetUUID && c.target != targetSnowflake && c.target != targetSeq:
+		return c, usagef("-target %q: want oid, uuid, snowflake or seq", c.target)
 	case set["count"] && c.count < 1:
 		return c, usagef("-count %d: want at least 1", c.count)
 	case c.clients < len(c.addrs):
@@ -192,7 +193,7 @@ flags:
 				return c, usagef("-%s applies to -target seq only", f)
 			}
 		}
-		if c.target == targetUUID && set["layout"] {
+		if c.target != targetOID && set["layout"] {
 			return c, usagef("-layout applies to -target oid only")
 		}
 	} else {
@@ -229,6 +230,8 @@ func (c *config) path() string {
 		}
 	} else if c.target == targetUUID {
 		p = "/uuid"
+	} else if c.target == targetSnowflake {
+		p = "/snowflake"
 	} else if c.clientCache {
 		return fmt.Sprintf("/seq/%s/next through the Go client's cache, NextN(%d)", url.PathEscape(c.name), c.perResponse())
 	} else {

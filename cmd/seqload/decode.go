@@ -19,28 +19,41 @@ func decodeObjectIDs(dst []objectid.ID, body []byte, list bool, want int) ([]obj
 			return out, nil
 		}
 	}
-	var resp struct {
-		OID  *string  `json:"oid"`
-		OIDs []string `json:"oids"`
-	}
+	return decodeIDs(dst, body, list, want, "oid", parseObjectID)
+}
+
+// decodeIDs reads, the slow way, the body of a route that hands out ids of one
+// kind: {"<one>":…} without a count, {"<one>s":[…]} with want ids with one. It
+// appends every id, each of the wire type W made a T by parse, or none.
+func decodeIDs[T, W any](dst []T, body []byte, list bool, want int, one string, parse func(W) (T, error)) ([]T, error) {
+	var resp map[string]json.RawMessage
 	if err := json.Unmarshal(body, &resp); err != nil {
-		return dst, fmt.Errorf("oid body: %w", err)
+		return dst, fmt.Errorf("%s body: %w", one, err)
 	}
-	ids := resp.OIDs
-	switch {
-	case list && resp.OIDs == nil:
-		return dst, fmt.Errorf(`oid body: no "oids" list`)
-	case !list && resp.OID == nil:
-		return dst, fmt.Errorf(`oid body: no "oid"`)
-	case !list:
-		ids = []string{*resp.OID}
+	var ids []W
+	if raw := resp[one+"s"]; list {
+		if raw == nil || string(raw) == "null" {
+			return dst, fmt.Errorf(`%s body: no "%ss" list`, one, one)
+		}
+		if err := json.Unmarshal(raw, &ids); err != nil {
+			return dst, fmt.Errorf("%s body: %w", one, err)
+		}
+	} else {
+		raw := resp[one]
+		if raw == nil || string(raw) == "null" {
+			return dst, fmt.Errorf(`%s body: no "%s"`, one, one)
+		}
+		ids = make([]W, 1)
+		if err := json.Unmarshal(raw, &ids[0]); err != nil {
+			return dst, fmt.Errorf("%s body: %w", one, err)
+		}
 	}
 	if len(ids) != want {
-		return dst, fmt.Errorf("oid body: %d ids, want %d", len(ids), want)
+		return dst, fmt.Errorf("%s body: %d ids, want %d", one, len(ids), want)
 	}
 	n := len(dst)
-	for _, s := range ids {
-		id, err := parseObjectID(s)
+	for _, w := range ids {
+		id, err := parse(w)
 		if err != nil {
 			return dst[:n], err
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/seqd/seqd/client"
 	"github.com/seqd/seqd/objectid"
+	"github.com/seqd/seqd/snowflake"
 	"github.com/seqd/seqd/uuidv7"
 )
 
@@ -42,15 +43,16 @@ type worker struct {
 	addr   string
 	url    string
 
-	requests  int64
-	ok        int64
-	errors    map[string]int64  // failed requests by kind: "503", "timeout", "transport", "invalid"
-	samples   map[string]string // the first message seen for each kind
-	latencies []time.Duration   // of successful requests
-	oids      []objectid.ID
-	uuids     []uuidv7.UUID
-	seqs      []seqOp
-	body      bytes.Buffer // the response being read
+	requests   int64
+	ok         int64
+	errors     map[string]int64  // failed requests by kind: "503", "timeout", "transport", "invalid"
+	samples    map[string]string // the first message seen for each kind
+	latencies  []time.Duration   // of successful requests
+	oids       []objectid.ID
+	uuids      []uuidv7.UUID
+	snowflakes []snowflake.ID
+	seqs       []seqOp
+	body       bytes.Buffer // the response being read
 }
 
 // load is one run of the workers against the addresses.
@@ -249,6 +251,9 @@ func (l *load) accept(w *worker, body []byte, start, end time.Time) (err error) 
 		return err
 	case targetUUID:
 		w.uuids, err = decodeUUIDs(w.uuids, body, l.cfg.count > 0, l.cfg.perResponse())
+		return err
+	case targetSnowflake:
+		w.snowflakes, err = decodeSnowflakes(w.snowflakes, body, l.cfg.count > 0, l.cfg.perResponse())
 		return err
 	}
 	first, last, err := decodeSequence(body, l.seqWant)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"github.com/seqd/seqd/internal/loadreport"
 	"github.com/seqd/seqd/internal/stats"
 	"github.com/seqd/seqd/objectid"
+	"github.com/seqd/seqd/snowflake"
 	"github.com/seqd/seqd/uuidv7"
 )
 
@@ -51,10 +53,11 @@ func summarize(cfg config, out outcome) summary {
 	var latencies []time.Duration
 	var oids []stream[objectid.ID]
 	var uuids []stream[uuidv7.UUID]
+	var snowflakes []stream[snowflake.ID]
 	var seqs []stream[seqOp]
 	for _, w := range out.workers {
 		failed := w.requests - w.ok
-		values := int64(len(w.oids)) + int64(len(w.uuids)) + int64(len(w.seqs))*int64(cfg.perResponse())
+		values := int64(len(w.oids)) + int64(len(w.uuids)) + int64(len(w.snowflakes)) + int64(len(w.seqs))*int64(cfg.perResponse())
 		s.Requests += w.requests
 		s.OK += w.ok
 		s.Failed += failed
@@ -74,6 +77,7 @@ func summarize(cfg config, out outcome) summary {
 		latencies = append(latencies, w.latencies...)
 		oids = append(oids, stream[objectid.ID]{w.client, w.addr, w.oids})
 		uuids = append(uuids, stream[uuidv7.UUID]{w.client, w.addr, w.uuids})
+		snowflakes = append(snowflakes, stream[snowflake.ID]{w.client, w.addr, w.snowflakes})
 		seqs = append(seqs, stream[seqOp]{w.client, w.addr, w.seqs})
 	}
 
@@ -91,6 +95,8 @@ func summarize(cfg config, out outcome) summary {
 		v = verifyObjectIDs(oids)
 	case targetUUID:
 		v = verifyUUIDs(uuids)
+	case targetSnowflake:
+		v = verifyIDs(snowflakes, "snowflake", cmp.Compare[snowflake.ID], snowflake.ID.String)
 	default:
 		j := judge(cfg, out.modes)
 		s.Promise = j.promise

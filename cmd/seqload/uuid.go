@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 
 	"github.com/seqd/seqd/uuidv7"
@@ -33,34 +32,7 @@ func decodeUUIDs(dst []uuidv7.UUID, body []byte, list bool, want int) ([]uuidv7.
 			return out, nil
 		}
 	}
-	var resp struct {
-		UUID  *string  `json:"uuid"`
-		UUIDs []string `json:"uuids"`
-	}
-	if err := json.Unmarshal(body, &resp); err != nil {
-		return dst, fmt.Errorf("uuid body: %w", err)
-	}
-	ids := resp.UUIDs
-	switch {
-	case list && resp.UUIDs == nil:
-		return dst, fmt.Errorf(`uuid body: no "uuids" list`)
-	case !list && resp.UUID == nil:
-		return dst, fmt.Errorf(`uuid body: no "uuid"`)
-	case !list:
-		ids = []string{*resp.UUID}
-	}
-	if len(ids) != want {
-		return dst, fmt.Errorf("uuid body: %d ids, want %d", len(ids), want)
-	}
-	n := len(dst)
-	for _, s := range ids {
-		u, err := parseUUID(s)
-		if err != nil {
-			return dst[:n], err
-		}
-		dst = append(dst, u)
-	}
-	return dst, nil
+	return decodeIDs(dst, body, list, want, "uuid", parseUUID)
 }
 
 // appendUUIDList reads a body of exactly the form seqd writes, {"uuids":["…",…]} with

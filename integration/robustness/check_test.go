@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"testing"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -374,4 +375,96 @@ func checkSkipped(attempts []attempt, admin []op, sf storeFaults, t0 time.Time) 
 		}
 	}
 	return res
+}
+
+// checkSnowflakes checks the snowflake ids of a run: none received twice, over
+// every instance and restart (each process holds a worker id of its own), and
+// each seqd process's in real-time order: an answer that ended before another
+// began, from the same process, holds smaller ids.
+func checkSnowflakes(ops []op) []anomaly {
+	var out []anomaly
+	seen := map[int64]string{}
+	var dups int64
+	var dupExample string
+	byProcess := map[string][]op{}
+	for _, o := range ops {
+		if o.Kind != opSnowflake || !o.OK {
+			continue
+		}
+		for i, id := range o.IDs {
+			if prev, ok := seen[id]; ok {
+				dups++
+				if dupExample == "" {
+					dupExample = fmt.Sprintf("id %d to %s, and before to %s", id, o.who(), prev)
+				}
+			}
+			seen[id] = o.who()
+			if i > 0 && id <= o.IDs[i-1] {
+				out = append(out, anomaly{Check: "snowflake order", Count: 1, Example: fmt.Sprintf("%s got %v: not increasing", o.who(), o.IDs)})
+			}
+		}
+		if o.Gen >= 0 {
+			k := fmt.Sprintf("seqd-%d gen %d", o.Instance, o.Gen)
+			byProcess[k] = append(byProcess[k], o)
+		}
+	}
+	if dups > 0 {
+		out = append(out, anomaly{Check: "snowflake unique", Count: dups, Example: dupExample})
+	}
+	for k, answers := range byProcess {
+		slices.SortFunc(answers, func(a, b op) int { return a.Start.Compare(b.Start) })
+		// Each answer must be above every answer of the process that ended
+		// before it began: keep the largest id of those, by end time.
+		byEnd := slices.Clone(answers)
+		slices.SortFunc(byEnd, func(a, b op) int { return a.End.Compare(b.End) })
+		var maxDone int64 = -1
+		j := 0
+		var bad int64
+		example := ""
+		for _, o := range answers {
+			for j < len(byEnd) && byEnd[j].End.Before(o.Start) {
+				maxDone = max(maxDone, slices.Max(byEnd[j].IDs))
+				j++
+			}
+			if o.IDs[0] <= maxDone {
+				bad++
+				if example == "" {
+					example = fmt.Sprintf("%s: %s got %d, not above %d, answered before it began", k, o.who(), o.IDs[0], maxDone)
+				}
+			}
+		}
+		if bad > 0 {
+			out = append(out, anomaly{Check: "snowflake order", Count: bad, Example: example})
+		}
+	}
+	return out
+}
+
+// TestCheckSnowflakesCatches feeds checkSnowflakes histories it must refuse:
+// an id twice across instances, and a process's answer below one it gave
+// before the request began.
+func TestCheckSnowflakesCatches(t *testing.T) {
+	t0 := time.Now()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	answer := func(inst, from, to int, ids ...int64) op {
+		return op{Kind: opSnowflake, OK: true, Instance: inst, Gen: 0, Start: at(from), End: at(to), IDs: ids, Client: "c"}
+	}
+	for _, tc := range []struct {
+		name  string
+		ops   []op
+		check string
+	}{
+		{"twice", []op{answer(0, 0, 1, 10, 11), answer(1, 0, 1, 11)}, "snowflake unique"},
+		{"back in time", []op{answer(0, 0, 1, 10, 11), answer(0, 2, 3, 9)}, "snowflake order"},
+		{"within an answer", []op{answer(0, 0, 1, 11, 10)}, "snowflake order"},
+	} {
+		got := checkSnowflakes(tc.ops)
+		if len(got) == 0 || got[0].Check != tc.check {
+			t.Errorf("%s: %+v, want a %q anomaly", tc.name, got, tc.check)
+		}
+	}
+	// Overlapping answers of one process may come in either order.
+	if got := checkSnowflakes([]op{answer(0, 0, 5, 20), answer(0, 1, 2, 10)}); len(got) != 0 {
+		t.Errorf("overlapping answers: %+v, want none", got)
+	}
 }

@@ -36,6 +36,8 @@
 // forced Set back, which hands values out again by design), switches modes
 // (strict ↔ cached) and changes block bounds, and reads sequences (GET). Names
 // are of three kinds: strict (never cached), switching, and cached from the start.
+// Two more clients take snowflake ids (GET /snowflake, count 1 to 10) from any
+// instance; each instance leases its worker id for SEQD_BLOCK_LEASE.
 //
 // # Faults
 //
@@ -72,7 +74,10 @@
 //
 // # Checks, on every run
 //
-//   - No value twice, over every name, client, instance and restart.
+//   - No value twice, over every name, client, instance and restart; no
+//     snowflake id twice either, and each seqd process's snowflake answers in
+//     real-time order (an answer that ended before another began holds smaller
+//     ids).
 //   - Each seqd process's answers strictly increase (cached mode's promise),
 //     and each caching Go client's.
 //   - Strict answers are linearizable, with admin operations: porcupine checks,

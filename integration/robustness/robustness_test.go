@@ -293,6 +293,9 @@ func run(t *testing.T, seed uint64, duration time.Duration, st *backend.Backend,
 			}
 		})
 	}
+	for i := range 2 {
+		wg.Go(func() { tr.snowflakeClient(tctx, sub(40+i), i) })
+	}
 	wg.Go(func() { tr.adminLoop(tctx, sub(30)) })
 
 	res.schedule = runSchedule(ctx, t, e, faults, until)
@@ -326,7 +329,7 @@ func run(t *testing.T, seed uint64, duration time.Duration, st *backend.Backend,
 	}
 	attempts := tr.rec.allAttempts()
 	ch := checkHistory(names, ops, attempts, storeFaultsOf(res.schedule), tr.t0, reportDir)
-	res.anomalies, res.attempts = ch.anomalies, attempts
+	res.anomalies, res.attempts = append(ch.anomalies, checkSnowflakes(ops)...), attempts
 	res.strict, res.modelOps, res.skipped, res.unexplained = ch.strict, ch.modelOps, ch.skipped, ch.unexplain
 	for _, in := range c.insts {
 		if in.relay != nil {

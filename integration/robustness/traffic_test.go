@@ -26,6 +26,8 @@ const (
 	opSet  opKind = "set"  // PUT {"value": v}: the next value will be above v
 	opRead opKind = "read" // GET /seq/{name}
 	opMode opKind = "mode" // PUT {"mode": …}
+
+	opSnowflake opKind = "snowflake" // GET /snowflake?count=N: ids
 )
 
 // via is how a client reached seqd.
@@ -62,6 +64,8 @@ type op struct {
 	MinBlock   int64     `json:"min_block,omitempty"`
 	MaxBlock   int64     `json:"max_block,omitempty"`
 	StrictFrom time.Time `json:"strict_from,omitzero"` // mode, read: while the name drains
+
+	IDs []int64 `json:"ids,omitempty"` // snowflake: the ids received, in the answer's order
 }
 
 // who names the op's client and the process that answered, for messages.
@@ -301,6 +305,38 @@ func (tr *traffic) httpClient(ctx context.Context, rng *rand.Rand, id int) {
 				o.Err = fmt.Sprintf("malformed answer %q", body)
 			} else {
 				o.OK, o.First, o.Last = true, a.First, a.Value
+			}
+		}
+		tr.rec.add(o)
+		pause(ctx, time.Duration(2+rng.IntN(10))*time.Millisecond)
+	}
+}
+
+// snowflakeClient takes snowflake ids from any instance until ctx ends.
+func (tr *traffic) snowflakeClient(ctx context.Context, rng *rand.Rand, id int) {
+	client := fmt.Sprintf("snowflake-%d", id)
+	for ctx.Err() == nil {
+		in := tr.c.insts[rng.IntN(len(tr.c.insts))]
+		n := count(rng)
+		rctx, cancel := context.WithTimeout(ctx, time.Duration(1000+rng.IntN(2000))*time.Millisecond)
+		o := op{Kind: opSnowflake, Client: client, Via: viaHTTP, Instance: in.idx, Count: n, Start: time.Now()}
+		status, body, gen, err := tr.call(rctx, in, http.MethodGet, fmt.Sprintf("/snowflake?count=%d", n), "", "")
+		o.End, o.Gen = time.Now(), gen
+		cancel()
+		if ctx.Err() != nil && err != nil {
+			return // cut short by the end of the run: not an outcome
+		}
+		switch {
+		case err != nil:
+			o.Err = err.Error()
+		case status != http.StatusOK:
+			o.Err = fmt.Sprintf("%d %s", status, strings.TrimSpace(string(body)))
+		default:
+			var a struct{ Snowflakes []int64 }
+			if err := json.Unmarshal(body, &a); err != nil || int64(len(a.Snowflakes)) != n {
+				o.Err = fmt.Sprintf("malformed answer %q", body)
+			} else {
+				o.OK, o.IDs = true, a.Snowflakes
 			}
 		}
 		tr.rec.add(o)

@@ -1,7 +1,8 @@
-// Package idjson reads the JSON forms that objectid and uuidv7 both accept for
-// an id: a JSON string, or MongoDB's extended JSON shorthand, an object with
-// one key such as "$oid" or "$uuid". What the text must say is the caller's:
-// it parses what Text returns, and wraps Text's errors in its own sentinel.
+// Package idjson reads and writes the forms that objectid and uuidv7 both use
+// for an id: a JSON string, or MongoDB's extended JSON shorthand, an object
+// with one key such as "$oid" or "$uuid", and the hex digits in the text. What
+// the text must say is the caller's: it parses what Text returns, and wraps
+// Text's errors in its own sentinel.
 package idjson
 
 import (
@@ -43,3 +44,40 @@ func Text(b []byte, width int, key, shape string) (text []byte, null bool, err e
 	}
 	return nil, false, errors.New(`want a JSON string or {"` + key + `": "` + shape + `"}`)
 }
+
+// Quote returns the JSON string of an id whose text, which needs no escapes,
+// appendText appends in width bytes.
+func Quote(width int, appendText func([]byte) []byte) []byte {
+	b := make([]byte, 0, width+2)
+	b = append(b, '"')
+	b = appendText(b)
+	return append(b, '"')
+}
+
+// Unmarshal decodes b as Text does and hands the text to unmarshalText; Text's
+// errors are wrapped in sentinel, and a JSON null leaves the id unchanged.
+func Unmarshal(b []byte, width int, key, shape string, sentinel error, unmarshalText func([]byte) error) error {
+	text, null, err := Text(b, width, key, shape)
+	if err != nil {
+		return fmt.Errorf("%w: %w", sentinel, err)
+	}
+	if null {
+		return nil
+	}
+	return unmarshalText(text)
+}
+
+// HexValue maps a byte to its value as a hex digit, either case, or 0xff if it
+// is not one.
+var HexValue = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, c := range "0123456789abcdef" {
+		t[c] = byte(i)
+	}
+	for i, c := range "ABCDEF" {
+		t[c] = byte(10 + i)
+	}
+	return t
+}()

@@ -1,0 +1,5 @@
+//go:build !race
+
+package snowflake_test
+
+const raceEnabled = false
