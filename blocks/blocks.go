@@ -143,7 +143,7 @@ type Block struct {
 type Status struct {
 	Current, Next Block         // Remaining 0: none
 	BlockSize     int64         // what the next Fetch asks for
-	Rate          float64       // values a second, over the last block used up (or the current one so far)
+	Rate          float64       // values served a second over the last RateWindow (at least a second of it); 0 in the first second
 	Fetching      bool          // a Fetch is in flight
 	LastFetch     time.Duration // how long the last Fetch took
 	LastFetchAt   time.Time     // when it ended; zero before the first
@@ -247,7 +247,7 @@ type Allocator struct {
 	errUntil    time.Time // callers fail with lastErr at once until then
 	lastFetch   time.Duration
 	lastFetchAt time.Time
-	rate        float64 // over the last block used up; 0 before one
+	samples     []sample // served totals, a second or more apart, the oldest at most RateWindow old but one
 	fetched     int64
 	served      int64 // by retired blocks; the current one's used is added in Status
 	skipped     int64
@@ -397,9 +397,6 @@ func (a *Allocator) retire(b *block, adapt bool) (rest seqd.Range, ok bool) {
 	}
 	a.skipped += b.size - used
 	lasted := a.opts.Now().Sub(b.since)
-	if lasted > 0 {
-		a.rate = float64(used) / lasted.Seconds()
-	}
 	// The time a block of the current size would have lasted at this block's pace.
 	scaled := float64(lasted) * float64(a.size) / float64(b.size)
 	switch {
@@ -415,11 +412,53 @@ func (a *Allocator) retire(b *block, adapt bool) (rest seqd.Range, ok bool) {
 	return rest, ok
 }
 
+// RateWindow is the span Status.Rate is measured over.
+const RateWindow = time.Minute
+
+// sample is the count of values served by a time.
+type sample struct {
+	at     time.Time
+	served int64
+}
+
+// servedNow is every value handed out so far. a.mu is held.
+func (a *Allocator) servedNow() int64 {
+	n := a.served
+	if cur := a.cur.Load(); cur != nil && !cur.retired {
+		n += cur.used.Load()
+	}
+	return n
+}
+
+// sample files served at now and returns the rate since the oldest sample
+// within RateWindow that is at least a second old (or, if none is, the newest
+// older one): values a second over a span of a second or more, never one
+// block's or one call's. 0 until a second has passed. a.mu is held.
+func (a *Allocator) sample(now time.Time, served int64) float64 {
+	if n := len(a.samples); n == 0 || now.Sub(a.samples[n-1].at) >= time.Second {
+		a.samples = append(a.samples, sample{at: now, served: served})
+	}
+	// Keep one sample older than the window as the base when no other is a second old.
+	for len(a.samples) > 2 && now.Sub(a.samples[1].at) > RateWindow {
+		a.samples = a.samples[1:]
+	}
+	for _, s := range a.samples {
+		if span := now.Sub(s.at); span >= time.Second && span <= RateWindow {
+			return float64(served-s.served) / span.Seconds()
+		}
+	}
+	if base := a.samples[0]; now.Sub(base.at) > RateWindow {
+		return float64(served-base.served) / now.Sub(base.at).Seconds()
+	}
+	return 0
+}
+
 // promote makes the next block current. a.mu is held.
 func (a *Allocator) promote() {
 	b := a.next
 	a.next = nil
 	b.since = a.opts.Now()
+	a.sample(b.since, a.servedNow())
 	a.cur.Store(b)
 }
 
@@ -485,7 +524,6 @@ func (a *Allocator) Status() Status {
 	defer a.mu.Unlock()
 	s := Status{
 		BlockSize:   a.size,
-		Rate:        a.rate,
 		Fetching:    a.inFlight != nil,
 		LastFetch:   a.lastFetch,
 		LastFetchAt: a.lastFetchAt,
@@ -500,10 +538,8 @@ func (a *Allocator) Status() Status {
 		s.Current = cur.rest()
 		used := cur.used.Load()
 		s.Served += used
-		if elapsed := a.opts.Now().Sub(cur.since); s.Rate == 0 && elapsed > 0 {
-			s.Rate = float64(used) / elapsed.Seconds()
-		}
 	}
+	s.Rate = a.sample(a.opts.Now(), s.Served)
 	if a.next != nil {
 		s.Next = a.next.rest()
 	}

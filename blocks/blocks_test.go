@@ -544,7 +544,7 @@ func TestStatus(t *testing.T) {
 		Current:     blocks.Block{First: 106, Last: 110, Remaining: 5},
 		Next:        blocks.Block{First: 111, Last: 120, Remaining: 10},
 		BlockSize:   10,
-		Rate:        5.0 / 4, // 5 values in the 4 s since the block became current
+		Rate:        5.0 / 6, // 5 values in the 6 s since the first Status
 		LastFetch:   0,       // the second Fetch took no time on the clock
 		LastFetchAt: fetchedAt.Add(4 * time.Second),
 		Fetched:     20,
@@ -554,13 +554,13 @@ func TestStatus(t *testing.T) {
 		t.Errorf("Status =\n%+v, want\n%+v", st, want)
 	}
 
-	// The block is used up in 4 s, under Target: Rate is its rate and the size doubles.
+	// The block is used up in 4 s, under Target: the size doubles. Rate counts every value served in the 6 s.
 	if r, err := a.NextN(ctx, 6); err != nil || r != (seqd.Range{First: 111, Last: 116}) {
 		t.Fatalf("NextN(6) = %v, %v; want 111..116", r, err)
 	}
 	st = a.Status()
-	if st.Skipped != 5 || st.Served != 11 || st.BlockSize != 20 || st.Rate != 5.0/4 || st.Current.First != 117 {
-		t.Errorf("after a skip: Status = %+v; want Skipped 5, Served 11, BlockSize 20, Rate 1.25, Current from 117", st)
+	if st.Skipped != 5 || st.Served != 11 || st.BlockSize != 20 || st.Rate != 11.0/6 || st.Current.First != 117 {
+		t.Errorf("after a skip: Status = %+v; want Skipped 5, Served 11, BlockSize 20, Rate 11/6, Current from 117", st)
 	}
 	g.expect(t, 20).give(121, 140) // 6 of the block in use is over Prefetch, at the new size
 }
@@ -657,4 +657,26 @@ func TestCloseWhileServing(t *testing.T) {
 		t.Errorf("served %d (seen %d) + skipped %d + returned %d != fetched %d", st.Served, served, st.Skipped, returned, st.Fetched)
 	}
 	noFetchGoroutine(t)
+}
+
+// Rate is values a second over a span of a second or more, not one block's
+// life: 1000 calls of NextN(1000), one every 10 ms, serve 100,000 values a
+// second, though each call uses a block up at once.
+func TestRateOverAWindow(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	s := &store{}
+	a := blocks.New(s.Fetch, blocks.Options{MinBlock: 100, MaxBlock: 1000, Target: time.Hour, Now: clk.Now})
+	defer closeNow(a)
+
+	for range 1000 {
+		if _, err := a.NextN(ctx, 1000); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(10 * time.Millisecond)
+	}
+	const want = 1000 / 0.010
+	if r := a.Status().Rate; r < 0.9*want || r > 1.1*want {
+		t.Errorf("Rate = %.0f, want %.0f ± 10 %%", r, want)
+	}
 }

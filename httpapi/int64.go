@@ -103,16 +103,25 @@ func isNumberByte(c byte) bool {
 	return '0' <= c && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
 }
 
+// maxSafeInteger is 2^53-1, JavaScript's Number.MAX_SAFE_INTEGER: past it a
+// double does not hold every integer.
+const maxSafeInteger = 1<<53 - 1
+
 // bodyInt reads an integer of a PUT body: a JSON number, or, when the request
 // asked for int64s as strings, also its decimal string, written as
-// strconv.FormatInt writes it ("5", not "05", "+5" or " 5").
-func bodyInt(raw json.RawMessage, strings bool) (int64, bool) {
+// strconv.FormatInt writes it ("5", not "05", "+5" or " 5"). A request that asked
+// for strings says its client holds numbers as doubles, so a JSON number past
+// 2^53-1 from it may be already rounded: it is refused (unsafe), not stored.
+func bodyInt(raw json.RawMessage, strings bool) (n int64, ok, unsafe bool) {
 	s := string(raw)
 	if strings && len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
 		s = s[1 : len(s)-1]
 		n, err := strconv.ParseInt(s, 10, 64)
-		return n, err == nil && strconv.FormatInt(n, 10) == s
+		return n, err == nil && strconv.FormatInt(n, 10) == s, false
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil
+	if err == nil && strings && (n > maxSafeInteger || n < -maxSafeInteger) {
+		return 0, false, true
+	}
+	return n, err == nil, false
 }

@@ -19,8 +19,17 @@ func TestInt64Strings(t *testing.T) {
 
 	rec := s.put(t, "/seq/big?int64=string", `{"value":"9007199254740993","mode":"cached","min_block":"10","max_block":"1000"}`)
 	wantStrings(t, rec, `{"name":"big","value":"9007199254740993","mode":"cached","min_block":"10","max_block":"1000"}`)
-	rec = s.put(t, "/seq/big?int64=string", `{"value":9007199254740995}`) // numbers still do
-	wantStrings(t, rec, `{"name":"big","value":"9007199254740995","mode":"cached","min_block":"10","max_block":"1000"}`)
+	rec = s.put(t, "/seq/big?int64=string&force=true", `{"value":9007199254740991}`) // numbers up to 2^53-1 still do
+	wantStrings(t, rec, `{"name":"big","value":"9007199254740991","mode":"cached","min_block":"10","max_block":"1000"}`)
+	// Past 2^53-1, a number from a client that holds doubles may be rounded already
+	// (JSON.stringify(9007199254740993) is "9007199254740992"): refused, the value kept.
+	for _, v := range []string{"9007199254740992", "9223372036854775807"} {
+		rec = s.put(t, "/seq/big?int64=string", `{"value":`+v+`}`)
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"invalid_value"`) || !strings.Contains(rec.Body.String(), "send it as a string") {
+			t.Errorf("PUT value %s as a number with int64=string: %d %s; want 400 invalid_value saying to send a string", v, rec.Code, rec.Body)
+		}
+	}
+	wantStrings(t, s.get(t, "/seq/big?int64=string"), `{"name":"big","value":"9007199254740991","mode":"cached","min_block":"10","max_block":"1000"}`)
 
 	rec = s.put(t, "/seq/orders?int64=string&force=true", `{"value":"9223372036854775806"}`)
 	wantStrings(t, rec, `{"name":"orders","value":"9223372036854775806","mode":"strict"}`)

@@ -303,7 +303,10 @@ func readPutBody(r *http.Request, intStrings bool) (putBody, error) {
 	}
 	var b putBody
 	if raw, ok := fields["value"]; ok {
-		n, ok := bodyInt(raw, intStrings)
+		n, ok, unsafe := bodyInt(raw, intStrings)
+		if unsafe {
+			return putBody{}, errorf("invalid_value", "value %s is a JSON number past 2^53-1, which a client that asks for ?int64=string may have rounded: send it as a string, \"%s\"", cut(string(raw)), cut(string(raw)))
+		}
 		if !ok || n < 0 {
 			return putBody{}, errorf("invalid_value", "value must be an integer from 0 to 9223372036854775807, got %s", cut(string(raw)))
 		}
@@ -325,8 +328,8 @@ func readPutBody(r *http.Request, intStrings bool) (putBody, error) {
 	}
 	if hasMin {
 		var okMin, okMax bool
-		b.MinBlock, okMin = bodyInt(rawMin, intStrings)
-		b.MaxBlock, okMax = bodyInt(rawMax, intStrings)
+		b.MinBlock, okMin, _ = bodyInt(rawMin, intStrings)
+		b.MaxBlock, okMax, _ = bodyInt(rawMax, intStrings)
 		if !okMin || !okMax || seqd.CheckMode(b.Mode, b.MinBlock, b.MaxBlock) != nil {
 			return putBody{}, errorf("invalid_mode", "min_block and max_block must be both 0 (the default) or integers with 1 ≤ min_block ≤ max_block ≤ %d, got %s and %s",
 				seqd.MaxCount, cut(string(rawMin)), cut(string(rawMax)))
