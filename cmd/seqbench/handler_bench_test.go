@@ -29,8 +29,9 @@ func newSeqdHandler(tb testing.TB) http.Handler {
 			memseq.New(counters.StrategyCounter),
 			memseq.New(counters.StrategyOptimistic),
 		},
-		Ping:   func(context.Context) error { return nil },
-		Logger: slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Ping:         func(context.Context) error { return nil },
+		AllowedHosts: []string{"example.com"}, // httptest's requests
+		Logger:       slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		tb.Fatal(err)
