@@ -130,17 +130,23 @@ func (k *cache) readTimeout() time.Duration {
 	return min(k.writeTimeout, k.lease/2)
 }
 
-// readChanges reads the change vector. A missing one reads as all zeros.
-func (c *Counter) readChanges(r confirmReads) (changes, error) {
+// readChanges reads the change vector. A missing one reads as all zeros, and
+// missing is true: no lease may be confirmed from it, since two reads of a
+// missing vector say nothing of the fences that created and deleted it between
+// them. It then makes the vector (no slot moved), so that later rounds can
+// confirm from it again; whether that write succeeds changes nothing here.
+func (c *Counter) readChanges(r confirmReads) (v changes, missing bool, err error) {
 	ctx, cancel := context.WithTimeout(c.cache.refreshCtx, c.cache.readTimeout())
 	defer cancel()
-	var v changes
 	doc, err := r.modes.FindOne(ctx, bson.D{{Key: "_id", Value: changesID}}).Raw()
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return v, nil
+		c.cache.modes.UpdateOne(ctx, bson.D{{Key: "_id", Value: changesID}},
+			bson.D{{Key: "$setOnInsert", Value: bson.D{{Key: "incarnation", Value: bson.NewObjectID()}}}},
+			options.UpdateOne().SetUpsert(true))
+		return v, true, nil
 	}
 	if err != nil {
-		return v, err
+		return v, false, err
 	}
 	v.incarnation, _ = doc.Lookup("incarnation").ObjectIDOK()
 	slots, _ := doc.Lookup("slots").DocumentOK()
@@ -151,7 +157,7 @@ func (c *Counter) readChanges(r confirmReads) (changes, error) {
 			v.slots[i] = n
 		}
 	}
-	return v, nil
+	return v, false, nil
 }
 
 // readModesChunk bounds the names of one find, far below BSON's 16 MB for a
@@ -292,12 +298,12 @@ func (c *Counter) refreshOnce(r *refresher, es []*cachedName) (confirmed int, ch
 		r.haveReads = true
 	}
 	sent := time.Now()
-	v, err := c.readChanges(r.reads)
+	v, missing, err := c.readChanges(r.reads)
 	if err != nil {
 		return 0, nil, fmt.Errorf("reading %s: %w", ModesCollection, err)
 	}
 	var moved [changeSlots]bool
-	all := !r.haveSeen || v.incarnation != r.seen.incarnation
+	all := !r.haveSeen || missing || v.incarnation != r.seen.incarnation
 	for i := range moved {
 		moved[i] = all || v.slots[i] != r.seen.slots[i]
 	}
