@@ -171,7 +171,10 @@
 // the acknowledgement a of a fence F sent after it read the draining
 // document, so after w. R came before w (it showed gen g), so F came after
 // R, hence after V0: V0 does not count F. V1 counts no F either (the slot is
-// unchanged and slots only grow), so V1 was linearized before F was applied:
+// unchanged and slots only grow within one incarnation: a vector deleted and
+// made again has a new one, and a missing vector confirms nothing, since two
+// reads of it missing say nothing of a fence between them), so V1 was
+// linearized before F was applied:
 // t1 < a. B's lease then ends at t1 + lease ≤ a + drainWait ≤ f: before any
 // strict value. Should the switching instance stop between its write and its
 // fence, nothing is lost: nobody may finish the drain before fencing. Reads
