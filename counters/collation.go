@@ -32,8 +32,7 @@ type collationCheck struct {
 // init makes k check coll, reading its options from the primary, as every
 // read of this package.
 func (k *collationCheck) init(coll *mongo.Collection) {
-	db := coll.Database().Client().Database(coll.Database().Name(),
-		options.Database().SetReadPreference(readpref.Primary()))
+	db := primaryDatabase(coll.Database())
 	k.checking = make(chan struct{}, 1)
 	k.spec = func(ctx context.Context) (bson.Raw, error) { return collectionSpec(ctx, db, coll.Name()) }
 }
@@ -102,4 +101,11 @@ func simpleCollation(spec bson.Raw) error {
 		"(collation simple), or names that differ only in case or accents could share a counter. "+
 		"Create the collection without a collation, or use another database",
 		ErrInvalidCounter, CounterCollection, cut(v.String(), 120))
+}
+
+// primaryDatabase is db read from the primary, as every read of this package:
+// a database's own commands (listCollections) take db's read preference,
+// which on a replica set may be a secondary's.
+func primaryDatabase(db *mongo.Database) *mongo.Database {
+	return db.Client().Database(db.Name(), options.Database().SetReadPreference(readpref.Primary()))
 }

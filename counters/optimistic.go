@@ -386,7 +386,7 @@ func (o *Optimistic) List(ctx context.Context, opts ListOptions) (Page, error) {
 	if err := refuseTransaction(ctx, "list", ""); err != nil {
 		return Page{}, err
 	}
-	names, err := o.db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: opts.nameRange(LedgerPrefix)}})
+	names, err := primaryDatabase(o.db).ListCollectionNames(ctx, bson.D{{Key: "name", Value: opts.nameRange(LedgerPrefix)}})
 	if err != nil {
 		return Page{}, wrap(err, "list", "")
 	}
