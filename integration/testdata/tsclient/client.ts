@@ -56,6 +56,18 @@ async function main(): Promise<void> {
     check(at.data?.min === "00000000-0000-7000-8000-000000000000", "GET /uuid/at/{time}");
     called.push("newUuids", "decodeUuid", "uuidRange");
   }
+  {
+    const { data } = await client.GET("/snowflake", { params: { query: { int64: "string" } } });
+    check(data !== undefined && "snowflake" in data && typeof data.snowflake === "string", "GET /snowflake?int64=string");
+    const id = data !== undefined && "snowflake" in data ? String(data.snowflake) : "0";
+    const many = await client.GET("/snowflake", { params: { query: { count: 2 } } });
+    check(many.data !== undefined && "snowflakes" in many.data && many.data.snowflakes.length === 2, "GET /snowflake?count=2");
+    const d = await client.GET("/snowflake/{id}", { params: { path: { id }, query: { int64: "string" } } });
+    check(d.data !== undefined && String(d.data.snowflake) === id && typeof d.data.unix_ms === "number", "GET /snowflake/{id}");
+    const at = await client.GET("/snowflake/at/{time}", { params: { path: { time: "2026-11-26T00:00:00Z" }, query: { int64: "string" } } });
+    check(at.data !== undefined && BigInt(at.data.min) <= BigInt(at.data.max), "GET /snowflake/at/{time}");
+    called.push("newSnowflakes", "decodeSnowflake", "snowflakeRange");
+  }
 
   // Sequences past 2^53, set and taken as strings.
   const start = 9007199254740990n; // 2^53 - 2
