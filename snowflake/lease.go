@@ -190,10 +190,13 @@ func (l *Lessor) tick(ctx context.Context) error {
 var errLost = errors.New("snowflake: worker id lost")
 
 // ceiling is the lastMs a write sent now records: no id passes it before the
-// next renewal, which is due within a lease.
+// next renewal, which is due within a lease. It never goes below from (what
+// the document holds), but it is counted from the clock and the generator, not
+// from from: counted from from, each renewal would add a lease to the last,
+// and a successor of a holder that died would wait for milliseconds nobody used.
 func (l *Lessor) ceiling(from int64) int64 {
 	state := int64(l.g.seq.Load() >> l.layout.seqBits)
-	return max(from, state, int64(l.g.seq.Now())) + (l.lease + MaxBorrow).Milliseconds()
+	return max(from, max(state, int64(l.g.seq.Now()))+(l.lease+MaxBorrow).Milliseconds())
 }
 
 // renew extends the lease held, under l.mu.
