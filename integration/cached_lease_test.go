@@ -157,9 +157,6 @@ func TestCachedFetchReportCountsOnce(t *testing.T) {
 	c := counters.NewCounter(db, leaseOpts(time.Minute))
 	t.Cleanup(func() { c.Close(context.Background()) })
 	mustSetMode(t, c, "orders", seqd.ModeCached, 10, 10)
-	for want := int64(1); want <= 10; want++ {
-		mustNext(t, c, "orders", want)
-	}
 	coll := db.Collection(counters.CounterCollection)
 	setBounds := func(min, max int64) {
 		t.Helper()
@@ -167,7 +164,14 @@ func TestCachedFetchReportCountsOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	setBounds(30, 20) // each bound valid alone: the fetch's filter matches
+	for want := int64(1); want <= 10; want++ {
+		if want == 10 {
+			// Before the last value of the block, whose taking starts the
+			// fetch of the next (Prefetch 1): that fetch must see these bounds.
+			setBounds(30, 20) // each bound valid alone: the fetch's filter matches
+		}
+		mustNext(t, c, "orders", want)
+	}
 	if v, err := c.Next(ctx, "orders"); !errors.Is(err, counters.ErrInvalidCounter) {
 		t.Fatalf("Next with bounds 30 and 20: %d, %v; want ErrInvalidCounter", v, err)
 	}
