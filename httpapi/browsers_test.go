@@ -175,3 +175,37 @@ func TestOptimisticSequenceLimit(t *testing.T) {
 		t.Errorf("a new counter at the optimistic bound: %d", rec.Code)
 	}
 }
+
+// Browsers send Fetch Metadata (Sec-Fetch-Site) only to potentially trustworthy
+// URLs: https, localhost, loopback addresses (web-platform-tests
+// fetch/metadata: "Not sent to non-trustworthy cross-site destination"). To seqd
+// on a LAN address over plain http (the Dockerfile's SEQD_ADDR=0.0.0.0:8080, an
+// IP address, which hostCheck serves), a page's <img src=…/seq/orders/next
+// referrerpolicy=no-referrer> arrives with neither Sec-Fetch-Site nor Origin
+// (no Origin on a no-cors GET): it is still a browser's, and must not spend a
+// value. Browsers from before Fetch Metadata (Safari before 16.4) send the same
+// to loopback.
+func TestCrossSiteGetWithoutFetchMetadata(t *testing.T) {
+	s := newServer(t, withHosts("0.0.0.0:8080"))
+	s.counter.Store("orders", 1)
+	for _, h := range [][]string{
+		{ // <img>
+			"User-Agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+			"Accept", "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8",
+		},
+		{ // a link followed, or window.open
+			"User-Agent", "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0",
+			"Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+			"Upgrade-Insecure-Requests", "1",
+		},
+	} {
+		req := newRequest(http.MethodGet, "/seq/orders/next", "", h...)
+		req.Host = "192.0.2.10:8080"
+		if rec := s.serve(t, req); rec.Code == http.StatusOK {
+			t.Errorf("a browser's cross-site GET /seq/orders/next without Fetch Metadata (%s): 200, spent a value", h[3])
+		}
+	}
+	if v, _ := s.counter.Value("orders"); v != 1 {
+		t.Errorf("orders at %d after cross-site GETs, want 1", v)
+	}
+}
