@@ -231,3 +231,62 @@ func TestUnauthenticatedConnectionsIdleShort(t *testing.T) {
 		t.Errorf("the authenticated connection, %v after the other closed: %v, want it still open", closedAfter, err)
 	}
 }
+
+// DNS rebinding reaches --metrics-addr and --pprof-addr as it reaches the API:
+// a page under the attacker's name, rebound to the private address README says
+// to keep them on, reads every tenant's totals, which the API's address gives
+// only to an admin token of every name, and the process's goroutine stacks. They
+// answer only the Host names the API serves, as the API does.
+func TestSideListenersCheckHost(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "tokens", "tokR tenant-a.*\n")
+	s := startSeqd(t, "--tokens-file", path, "--metrics-addr", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:0")
+	metricsAt, _ := s.log.waitFor(t, 0, "metrics")
+	pprofAt, _ := s.log.waitFor(t, 0, "profiling")
+	for _, target := range []string{
+		fmt.Sprintf("http://%s/metrics", metricsAt["addr"]),
+		fmt.Sprintf("http://%s/debug/pprof/goroutine?debug=2", pprofAt["addr"]),
+	} {
+		req, err := http.NewRequest(http.MethodGet, target, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = "rebind.attacker.example"
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMisdirectedRequest {
+			t.Errorf("%s with Host rebind.attacker.example: %d, want 421", target, resp.StatusCode)
+		}
+	}
+}
+
+// A SIGHUP that reads a file half written can't move a scope to another name: a
+// line cut inside its scope ("tokR tenant-b.secret" of "tokR
+// tenant-b.secret-archive\n") names a sequence the token was never given. The
+// tokens before stay in force.
+func TestCutScopeKeepsScope(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "tokens", "tokR tenant-a.*\n")
+	s := startSeqd(t, "--tokens-file", path)
+	if got, err := s.status(http.DefaultClient, http.MethodGet, "/seq/tenant-b.secret", "tokR"); err != nil || got != http.StatusForbidden {
+		t.Fatalf("before: %d, %v; want 403", got, err)
+	}
+	full := "tokR tenant-b.secret-archive\n"
+	if err := os.WriteFile(path, []byte(full[:len("tokR tenant-b.secret")]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hangup(t)
+	// The reload ends in one of two lines; wait for either.
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(s.log.String(), `"msg":"tokens reloaded"`) && !strings.Contains(s.log.String(), `"msg":"SIGHUP: tokens not reloaded`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload in the log:\n%s", s.log)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the log, with a deadline
+	}
+	if got, err := s.status(http.DefaultClient, http.MethodGet, "/seq/tenant-b.secret", "tokR"); err != nil || got != http.StatusForbidden {
+		t.Errorf("after the cut file: %d, %v; want 403 (tokR was given tenant-b.secret)", got, err)
+	}
+}
