@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/url"
@@ -80,6 +81,23 @@ func hostCheck(h hostNames) echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// CheckHost is hostCheck for a listener apart from the API's (--metrics-addr,
+// --pprof-addr): h answers only requests whose Host is listen's host, localhost,
+// an IP address or one of allowed; the others get the API's 421. Without it, a
+// page that rebinds its own name to that address reads what h serves.
+func CheckHost(listen string, allowed []string, h http.Handler) http.Handler {
+	names := newHostNames(listen, allowed)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !names.serves(r.Host) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusMisdirectedRequest)
+			json.NewEncoder(w).Encode(errorBody{errorDetail{errMisdirected.Code, errMisdirected.Message}})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 var errCrossSite = &Error{Code: "cross_site", Message: "a request from another site's page may not spend or change values"}

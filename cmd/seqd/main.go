@@ -341,7 +341,7 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		"rate_limit", cfg.rateLimit, "max_conns", maxConns)
 
 	if cfg.metricsAddr != "" {
-		stopMetrics, err := serveApart("metrics-addr", cfg.metricsAddr, "metrics", metricsMux(metrics.Handler()), log)
+		stopMetrics, err := serveApart("metrics-addr", cfg.metricsAddr, "metrics", metricsMux(metrics.Handler()), cfg.allowedHosts, log)
 		if err != nil {
 			ln.Close()
 			return err
@@ -349,7 +349,7 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		defer stopMetrics()
 	}
 	if cfg.pprofAddr != "" {
-		stopProfiling, err := serveProfiling(cfg.pprofAddr, log)
+		stopProfiling, err := serveProfiling(cfg.pprofAddr, cfg.allowedHosts, log)
 		if err != nil {
 			ln.Close()
 			return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/seqd/seqd/httpapi"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,24 +15,25 @@ import (
 // API's middleware does not measure them. /debug/pprof/cmdline is not served: a command
 // line is no profile, and may hold what its user did not mean to publish (a connection
 // string with a password). The returned func stops it.
-func serveProfiling(addr string, log *slog.Logger) (stop func(), err error) {
+func serveProfiling(addr string, allowedHosts []string, log *slog.Logger) (stop func(), err error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/cmdline", http.NotFound)
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	return serveApart("pprof-addr", addr, "profiling", mux, log)
+	return serveApart("pprof-addr", addr, "profiling", mux, allowedHosts, log)
 }
 
 // serveApart serves h on addr, a listener apart from the API's, as what (the flag)
-// and logs it under msg. The returned func stops it.
-func serveApart(what, addr, msg string, h http.Handler, log *slog.Logger) (stop func(), err error) {
+// and logs it under msg. It answers the Host names the API does (the address,
+// localhost, IP addresses, allowedHosts). The returned func stops it.
+func serveApart(what, addr, msg string, h http.Handler, allowedHosts []string, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	srv := &http.Server{Handler: nosniff(h), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: nosniff(httpapi.CheckHost(ln.Addr().String(), allowedHosts, h)), ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
