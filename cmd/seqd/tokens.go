@@ -168,6 +168,12 @@ func readTokenFile(path string) ([]tokenLine, error) {
 		return nil, err
 	}
 	b = bytes.TrimPrefix(b, utf8BOM)
+	// A file read while it is being written may end inside a line, and a line
+	// cut inside its scope names another scope ("tenant-b.secret" of
+	// "tenant-b.secret-archive"): so the last line must be whole.
+	if last := bytes.LastIndexByte(b, '\n'); len(bytes.TrimSpace(b[last+1:])) > 0 {
+		return nil, fmt.Errorf("%s line %d: no newline at its end: the file may be half written (write it elsewhere and rename it into place)", path, bytes.Count(b, []byte("\n"))+1)
+	}
 	var out []tokenLine
 	for i, text := range strings.Split(string(b), "\n") {
 		n := i + 1

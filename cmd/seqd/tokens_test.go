@@ -39,7 +39,7 @@ func TestReadTokenFile(t *testing.T) {
 		"tok-b\ttenant-b.* shared.orders   # tenant B and the shared sequence",
 		"tok-all * tenant-a.x",
 		"tok/+=  x # a comment starts a word",
-	}, "\r\n"))
+	}, "\r\n")+"\r\n") // a file's last line ends too: without it, it may be cut
 	lines, err := readTokenFile(path)
 	if err != nil {
 		t.Fatal(err)
