@@ -23,7 +23,8 @@ import (
 //     PUT, and GET /seq/{name}/next) when the browser marks it as coming from
 //     another site or origin: Sec-Fetch-Site other than same-origin or none, or,
 //     from a browser that does not send that, an Origin whose host is not the
-//     request's. A request without either comes from no browser, and goes on.
+//     request's. A GET without either from a browser (its User-Agent) is refused
+//     too: over plain http to a non-loopback address browsers send neither.
 
 // hostNames are the Host names seqd serves.
 type hostNames struct {
@@ -102,15 +103,28 @@ func CheckHost(listen string, allowed []string, h http.Handler) http.Handler {
 
 var errCrossSite = &Error{Code: "cross_site", Message: "a request from another site's page may not spend or change values"}
 
-// sameOrigin refuses a request a browser sent from another origin (see above).
+// sameOrigin refuses a request a browser sent from another origin (see above),
+// and a GET from a browser that says nothing of where it came from: browsers
+// send no Sec-Fetch-Site to a plain-http address that is not loopback (a LAN
+// address, say), and no Origin with a GET, so an <img> on any page could spend
+// a value there. A page cannot change its browser's User-Agent, which starts
+// with "Mozilla/" in every browser; other clients (curl, Go, the client
+// package) name themselves otherwise, and a browser can POST.
 func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if crossOrigin(c.Request()) {
+		r := c.Request()
+		if crossOrigin(r) {
 			return errCrossSite
+		}
+		if r.Method == http.MethodGet && r.Header.Get("Sec-Fetch-Site") == "" && r.Header.Get("Origin") == "" &&
+			strings.HasPrefix(r.Header.Get("User-Agent"), "Mozilla/") {
+			return errBrowserGet
 		}
 		return next(c)
 	}
 }
+
+var errBrowserGet = &Error{Code: "cross_site", Message: "a browser that does not say where a request came from may not spend values with GET; use POST"}
 
 // crossOrigin reports whether a browser marks r as sent by a page of another
 // origin, as net/http's CrossOriginProtection reads it, whatever the method.
