@@ -538,10 +538,11 @@ func giveBackUpdate(name string, t seqd.Range, forced int64) (bson.Raw, bson.D) 
 	}
 }
 
-// giveBackBatch is how many updates one command of giveBackAll carries.
-// FerretDB 1.24 on SQLite (the development store) keeps every statement's
-// query open until its update command ends, and an update of 100 statements
-// there waits for a connection forever, and stops the store.
+// giveBackBatch is how many updates one command of giveBackAll carries: a
+// server that runs a command's statements one after another (the development
+// store holds its one writer for a whole command) lets other writes in between
+// commands, so a clean stop of many names does not hold every other instance's
+// writes for its whole length.
 const giveBackBatch = 50
 
 // giveBackAll is giveBack for many names at once, at Close: unordered bulk

@@ -645,3 +645,32 @@ func TestReplyDelayHoldsNoWrite(t *testing.T) {
 		}
 	}
 }
+
+// An update command of many statements is answered: FerretDB 1.24 kept each
+// statement's query open until the command ended, so one of 100 or more waited
+// for a connection of SQLite's pool forever, and the store with it.
+func TestUpdateOfManyStatements(t *testing.T) {
+	s := startStore(t)
+	ctx, cancel := context.WithTimeout(testContext(t), 30*time.Second)
+	defer cancel()
+	coll := connect(t, s.uri()).Database("many").Collection("counters")
+	const n = 300
+	docs := make([]any, n)
+	models := make([]mongo.WriteModel, n)
+	for i := range n {
+		name := fmt.Sprintf("n%03d", i)
+		docs[i] = bson.D{{Key: "_id", Value: name}, {Key: "seq", Value: int64(0)}}
+		models[i] = mongo.NewUpdateOneModel().SetFilter(bson.D{{Key: "_id", Value: name}}).
+			SetUpdate(bson.D{{Key: "$inc", Value: bson.D{{Key: "seq", Value: int64(1)}}}})
+	}
+	if _, err := coll.InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	res, err := coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	if err != nil {
+		t.Fatalf("one update command of %d statements: %v", n, err)
+	}
+	if res.ModifiedCount != n {
+		t.Errorf("modified %d of %d", res.ModifiedCount, n)
+	}
+}

@@ -112,23 +112,29 @@ func (h *Handler) updateDocument(ctx context.Context, params *common.UpdateParam
 			qp.Filter = u.Filter
 		}
 
-		res, err := c.Query(ctx, &qp)
-		if err != nil {
-			return 0, 0, nil, lazyerrors.Error(err)
-		}
+		// seqd change: each statement's query is closed when the statement is
+		// done, not when the command is (a defer in this loop): an update of
+		// 100 statements held 100 open queries, waited for a connection of
+		// SQLite's pool forever, and stopped the store.
+		result, err := func() (*common.UpdateResult, error) {
+			res, err := c.Query(ctx, &qp)
+			if err != nil {
+				return nil, lazyerrors.Error(err)
+			}
 
-		closer := iterator.NewMultiCloser()
-		defer closer.Close()
+			closer := iterator.NewMultiCloser()
+			defer closer.Close()
 
-		closer.Add(res.Iter)
+			closer.Add(res.Iter)
 
-		iter := common.FilterIterator(res.Iter, closer, u.Filter)
+			iter := common.FilterIterator(res.Iter, closer, u.Filter)
 
-		if !u.Multi {
-			iter = common.LimitIterator(iter, closer, 1)
-		}
+			if !u.Multi {
+				iter = common.LimitIterator(iter, closer, 1)
+			}
 
-		result, err := common.UpdateDocument(ctx, c, "update", iter, &u)
+			return common.UpdateDocument(ctx, c, "update", iter, &u)
+		}()
 		if err != nil {
 			return 0, 0, nil, lazyerrors.Error(err)
 		}
