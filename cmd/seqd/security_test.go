@@ -123,6 +123,28 @@ func TestProfilingHidesCommandLine(t *testing.T) {
 // answer: seqd closes idle connections to make room rather than run out of
 // descriptors.
 func TestIdleConnectionFloodLeavesRoom(t *testing.T) {
+	addr := startLimitedSeqd(t)
+	const idle = 300
+	for range idle {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatalf("dialling idle connection: %v", err)
+		}
+		t.Cleanup(func() { c.Close() })
+		io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	}
+	took, err := legitRequest(addr)
+	if err != nil {
+		t.Fatalf("with %d idle connections held: %v", idle, err)
+	}
+	t.Logf("answered in %v with %d idle connections held, file limit 256", took, idle)
+}
+
+// startLimitedSeqd runs seqd as its own process with a file limit of 256 (room
+// for 128 client connections), the client token tok-legit and no store, and
+// returns its address.
+func startLimitedSeqd(t *testing.T) string {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "--addr", "127.0.0.1:0", "--timeout", "300ms")
 	cmd.Env = append(os.Environ(), "SEQD_TEST_AS_MAIN=1", "SEQD_TEST_NOFILE=256", "SEQD_TOKENS=tok-legit",
 		"MONGODB_URI=mongodb://127.0.0.1:1/?connectTimeoutMS=200")
@@ -147,36 +169,56 @@ func TestIdleConnectionFloodLeavesRoom(t *testing.T) {
 		t.Fatal("seqd did not listen")
 	}
 	go io.Copy(io.Discard, stdout)
+	return addr
+}
 
-	const idle = 300
-	conns := make([]net.Conn, 0, idle)
-	t.Cleanup(func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	for range idle {
-		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-		if err != nil {
-			t.Fatalf("dialling idle connection %d: %v", len(conns)+1, err)
-		}
-		conns = append(conns, c)
-		io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
-	}
-
+// legitRequest is a client's GET /oid with tok-legit on a new connection, given 5 s;
+// it returns how long the answer took.
+func legitRequest(addr string) (time.Duration, error) {
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/oid", nil)
 	req.Header.Set("Authorization", "Bearer tok-legit")
 	start := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
-		t.Fatalf("with %d idle connections held: %v after %v", idle, err, time.Since(start))
+		return 0, fmt.Errorf("%w after %v", err, time.Since(start))
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("with %d idle connections held: %d", idle, resp.StatusCode)
+		return 0, fmt.Errorf("status %d", resp.StatusCode)
 	}
-	t.Logf("answered in %v with %d idle connections held, file limit 256", time.Since(start), idle)
+	return time.Since(start), nil
+}
+
+// Connections that are not idle but make no progress take room as idle ones
+// do: a request whose body never comes (net/http reads what the handler left of
+// it before answering, until ReadTimeout, 10 s), and requests whose answers are
+// never read (the write blocks until WriteTimeout once the socket buffers are
+// full: /openapi.json is 132 KB and needs no token). 300 of either, held by a
+// client without a token, must leave room for a new client's request.
+func TestStalledConnectionFloodLeavesRoom(t *testing.T) {
+	for _, c := range []struct{ name, request string }{
+		{"body never sent", "POST /oid HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\n\r\n"},
+		{"answers never read", strings.Repeat("GET /openapi.json HTTP/1.1\r\nHost: localhost\r\n\r\n", 100)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			addr := startLimitedSeqd(t)
+			const stalled = 300
+			for range stalled {
+				c2, err := net.DialTimeout("tcp", addr, 5*time.Second)
+				if err != nil {
+					t.Fatalf("dialling: %v", err)
+				}
+				t.Cleanup(func() { c2.Close() })
+				go io.WriteString(c2, c.request) // may block: seqd stops reading
+			}
+			took, err := legitRequest(addr)
+			if err != nil {
+				t.Fatalf("with %d stalled connections held: %v", stalled, err)
+			}
+			t.Logf("answered in %v with %d stalled connections held, file limit 256", took, stalled)
+		})
+	}
 }
 
 // lowerFileLimit sets this process's file limit to SEQD_TEST_NOFILE, when set,
