@@ -192,10 +192,12 @@ func legitRequest(addr string) (time.Duration, error) {
 
 // Connections that are not idle but make no progress take room as idle ones
 // do: a request whose body never comes (net/http reads what the handler left of
-// it before answering, until ReadTimeout, 10 s), and requests whose answers are
-// never read (the write blocks until WriteTimeout once the socket buffers are
-// full: /openapi.json is 132 KB and needs no token). 300 of either, held by a
-// client without a token, must leave room for a new client's request.
+// it, before answering and after, until ReadTimeout, 10 s), and requests whose
+// answers are never read (a write blocks until WriteTimeout once the socket
+// buffers are full: /openapi.json is 132 KB and needs no token). 300 of either,
+// held for 3 s by a client without a token, must leave room for a new client's
+// request. The 3 s are the attack's length, not a wait for seqd: by then every
+// write to the second kind has stalled for more than a second.
 func TestStalledConnectionFloodLeavesRoom(t *testing.T) {
 	for _, c := range []struct{ name, request string }{
 		{"body never sent", "POST /oid HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\n\r\n"},
@@ -203,15 +205,21 @@ func TestStalledConnectionFloodLeavesRoom(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			addr := startLimitedSeqd(t)
+			// A small receive buffer, set before connecting (the window is agreed
+			// then): little room for the answers.
+			dialer := net.Dialer{Timeout: 5 * time.Second, Control: func(_, _ string, rc syscall.RawConn) error {
+				return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+			}}
 			const stalled = 300
 			for range stalled {
-				c2, err := net.DialTimeout("tcp", addr, 5*time.Second)
+				conn, err := dialer.Dial("tcp", addr)
 				if err != nil {
 					t.Fatalf("dialling: %v", err)
 				}
-				t.Cleanup(func() { c2.Close() })
-				go io.WriteString(c2, c.request) // may block: seqd stops reading
+				t.Cleanup(func() { conn.Close() })
+				go io.WriteString(conn, c.request) // may block: seqd stops reading
 			}
+			time.Sleep(3 * time.Second) // the flood, held
 			took, err := legitRequest(addr)
 			if err != nil {
 				t.Fatalf("with %d stalled connections held: %v", stalled, err)
