@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -339,4 +340,65 @@ func TestCutScopeKeepsScope(t *testing.T) {
 	if got, err := s.status(http.DefaultClient, http.MethodGet, "/seq/tenant-b.secret", "tokR"); err != nil || got != http.StatusForbidden {
 		t.Errorf("after the cut file: %d, %v; want 403 (tokR was given tenant-b.secret)", got, err)
 	}
+}
+
+// A token file that is no file (a named pipe, a device) is refused, at start and
+// at SIGHUP, rather than waited on: reading a pipe blocks until something writes
+// to it, and seqd then neither starts, nor reads the tokens again on a later
+// SIGHUP, nor stops on SIGTERM (it waits for the reload to end), all without a
+// word in the log.
+func TestTokenFileThatIsNoFile(t *testing.T) {
+	// unblock ends a read of the pipe path, if one is waiting, so that a failing
+	// test ends.
+	unblock := func(path string) {
+		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	}
+	mkfifo := func(t *testing.T, path string) {
+		t.Helper()
+		if err := syscall.Mkfifo(path, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("start", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "tokens")
+		mkfifo(t, path)
+		done := make(chan error, 1)
+		go func() {
+			_, err := parseConfig([]string{"--tokens-file", path}, envOf("MONGODB_URI", "mongodb://127.0.0.1:1"), io.Discard)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), path) {
+				t.Errorf("a named pipe as --tokens-file: %v, want an error naming it", err)
+			}
+		case <-time.After(5 * time.Second):
+			unblock(path)
+			<-done
+			t.Errorf("a named pipe as --tokens-file: no answer in 5 s (reading it waits for a writer)")
+		}
+	})
+
+	t.Run("SIGHUP", func(t *testing.T) {
+		dir := t.TempDir()
+		path := writeFile(t, dir, "tokens", "tokR tenant-a.*\n")
+		s := startSeqd(t, "--tokens-file", path)
+		pipe := filepath.Join(dir, "pipe")
+		mkfifo(t, pipe)
+		if err := os.Rename(pipe, path); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unblock(path) }) // before seqd stops (cleanups run last first)
+		hangup(t)
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(s.log.String(), `"msg":"SIGHUP: tokens not reloaded`) {
+			if time.Now().After(deadline) {
+				t.Fatalf("a named pipe in place of the tokens file: no \"tokens not reloaded\" in 5 s:\n%s", s.log)
+			}
+			time.Sleep(10 * time.Millisecond) // polling the log, with a deadline
+		}
+	})
 }
