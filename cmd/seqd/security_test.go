@@ -402,3 +402,35 @@ func TestTokenFileThatIsNoFile(t *testing.T) {
 		}
 	})
 }
+
+// A request's header is bounded at 32 KB (nginx's default, 4 buffers of 8 KB):
+// net/http's default, 1 MB, let a client without a token make each connection
+// it holds cost seqd a megabyte while the header comes (400 connections sending
+// 1 MB headers took seqd from 19 to 444 MB), where the connection cap counts
+// connections at about 20 KB each. A longer header gets 431; one of 16 KB (a
+// browser's cookies for localhost, say) is served.
+func TestRequestHeaderBounded(t *testing.T) {
+	s := startSeqd(t)
+	for _, c := range []struct {
+		size int
+		want int
+	}{
+		{16 << 10, http.StatusOK},
+		{64 << 10, http.StatusRequestHeaderFieldsTooLarge},
+	} {
+		req, err := http.NewRequest(http.MethodGet, "http://"+s.addr+"/oid", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Cookie", "c="+strings.Repeat("a", c.size))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("GET /oid with a header of %d KB: %d, want %d", c.size>>10, resp.StatusCode, c.want)
+		}
+	}
+}
