@@ -207,6 +207,9 @@ func positiveDuration(name, s string) (time.Duration, error) {
 	return d, nil
 }
 
+// maxHeaderBytes bounds a request's header (net/http adds 4 KB to it).
+const maxHeaderBytes = 32 << 10
+
 // sequencers returns both strategies over counter and optimistic, the one named
 // strategy first: the first serves requests that name none.
 func sequencers(counter *counters.Counter, optimistic *counters.Optimistic, strategy string) []counters.Sequencer {
@@ -330,10 +333,13 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		ConnState:         ln.connState,
 		ConnContext:       connContext,
 		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      cfg.timeout + 10*time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		// 32 KB, nginx's default (4 buffers of 8 KB), not net/http's 1 MB: a
+		// connection that is sending its header costs what its header holds.
+		MaxHeaderBytes: maxHeaderBytes,
+		ReadTimeout:    10 * time.Second,
+		WriteTimeout:   cfg.timeout + 10*time.Second,
+		IdleTimeout:    2 * time.Minute,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	clientTokens, adminTokens := keys.Counts()
 	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.db, "strategy", cfg.strategy,
