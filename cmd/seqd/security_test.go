@@ -42,6 +42,10 @@ func TestTokensFromEnvironmentFailClosed(t *testing.T) {
 		{"admin with a newline", nil, []string{"SEQD_ADMIN_TOKEN", "secret\n"}, []string{"SEQD_ADMIN_TOKEN", "character 7"}},
 		{"empty tokens file", nil, []string{"SEQD_TOKENS_FILE", ""}, []string{"SEQD_TOKENS_FILE is set but empty"}},
 		{"empty admin file", nil, []string{"SEQD_ADMIN_TOKEN_FILE", " "}, []string{"SEQD_ADMIN_TOKEN_FILE is set but empty"}},
+		// A launcher's unset variable: --tokens-file "$TOKENS_FILE".
+		{"empty tokens-file flag", []string{"--tokens-file", ""}, nil, []string{"--tokens-file", "empty"}},
+		{"empty tokens-file flag over the variable", []string{"--tokens-file="}, []string{"SEQD_TOKENS_FILE", "tokens"}, []string{"--tokens-file", "empty"}},
+		{"blank admin-token-file flag", []string{"--admin-token-file", " "}, nil, []string{"--admin-token-file", "empty"}},
 		{"tokens flag", []string{"--tokens", "secret-1"}, nil, []string{"--tokens", "ps", "SEQD_TOKENS", "--tokens-file"}},
 		{"admin flag", []string{"--admin-token=secret-1"}, nil, []string{"--admin-token", "SEQD_ADMIN_TOKEN", "--admin-token-file"}},
 	} {
