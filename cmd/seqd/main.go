@@ -121,10 +121,16 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 	if given(fs, "admin-token") {
 		return c, errors.New("--admin-token: a token on the command line is shown to every local user (ps); put the admin token in SEQD_ADMIN_TOKEN or an --admin-token-file")
 	}
-	// A variable set to nothing names no file: refused, not read as "no tokens".
+	// A variable or a flag set to nothing names no file: refused, not read as
+	// "no tokens" (a launcher's unset variable: --tokens-file "$TOKENS_FILE").
 	for _, name := range []string{"SEQD_TOKENS_FILE", "SEQD_ADMIN_TOKEN_FILE"} {
 		if v, ok := lookupEnv(name); ok && strings.TrimSpace(v) == "" {
 			return c, fmt.Errorf("%s is set but empty; unset it, or name a file", name)
+		}
+	}
+	for _, f := range []struct{ name, value string }{{"tokens-file", tokensFile}, {"admin-token-file", adminFile}} {
+		if given(fs, f.name) && strings.TrimSpace(f.value) == "" {
+			return c, fmt.Errorf("--%s is given but empty; leave it out, or name a file", f.name)
 		}
 	}
 	var err error
