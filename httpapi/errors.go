@@ -273,7 +273,7 @@ func errorHandler(log *slog.Logger, m *Metrics) echo.HTTPErrorHandler {
 		case http.StatusServiceUnavailable, http.StatusTooManyRequests:
 			h.Set("Retry-After", strconv.Itoa(retryAfter(err)))
 		case http.StatusUnauthorized:
-			h.Set("WWW-Authenticate", `Bearer realm="seqd"`)
+			h.Add("WWW-Authenticate", `Bearer realm="seqd"`) // after the status page's Basic
 		}
 		if c.Request().Method == http.MethodHead {
 			_ = c.NoContent(e.status)

@@ -5,8 +5,10 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -264,4 +266,80 @@ func TestStatusPagePaging(t *testing.T) {
 	}
 	wantError(t, s.get(t, "/status?prefix=%3Cb%3E"), http.StatusBadRequest, "invalid_prefix")
 	wantError(t, s.get(t, "/status?limit=1001"), http.StatusBadRequest, "invalid_limit")
+}
+
+// TestStatusPageBasic: with client tokens in force, GET /status without a token
+// answers 401 with a Basic challenge, so that a browser asks its user; HTTP
+// Basic with any user name and a token as the password opens it, beside a
+// bearer token, and shows only the names in that token's scope. The API's
+// routes take no Basic credentials and ask for none.
+func TestStatusPageBasic(t *testing.T) {
+	tenant, err := httpapi.ParseScope("a*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := httpapi.NewKeyring([]httpapi.Token{{Secret: clientToken}, {Secret: clientToken2, Scope: tenant}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, func(c *httpapi.Config) { c.Keys = keys })
+	for _, name := range []string{"a1", "a2", "b1"} {
+		s.counter.Store(name, 1)
+	}
+	basic := func(user, password string) string {
+		r, _ := http.NewRequest(http.MethodGet, "/", nil)
+		r.SetBasicAuth(user, password)
+		return r.Header.Get("Authorization")
+	}
+	get := func(target, auth string) *httptest.ResponseRecorder {
+		return s.serve(t, newRequest(http.MethodGet, target, "", "Authorization", auth))
+	}
+
+	for _, auth := range []string{"", basic("ops", "wrong"), basic("ops", ""), basic(clientToken, "x"), "Bearer wrong"} {
+		rec := get("/status", auth)
+		wantError(t, rec, http.StatusUnauthorized, "unauthorized")
+		if got := rec.Header().Values("WWW-Authenticate"); !slices.Contains(got, `Basic realm="seqd"`) {
+			t.Errorf("GET /status with %q: WWW-Authenticate %q, want Basic realm=\"seqd\" among them", auth, got)
+		}
+	}
+	for _, tt := range []struct {
+		auth       string
+		want, hide []string
+	}{
+		{basic("anyone", clientToken), []string{"<td>a1</td>", "<td>a2</td>", "<td>b1</td>"}, nil},
+		{basic("", clientToken), []string{"<td>a1</td>", "<td>b1</td>"}, nil},
+		{"Bearer " + clientToken, []string{"<td>a1</td>", "<td>b1</td>"}, nil},
+		{basic("tenant-a", clientToken2), []string{"<td>a1</td>", "<td>a2</td>"}, []string{"b1"}},
+		{"Bearer " + clientToken2, []string{"<td>a1</td>"}, []string{"b1"}},
+	} {
+		rec := get("/status", tt.auth)
+		if rec.Code != http.StatusOK {
+			t.Errorf("GET /status with %q: %d %s", tt.auth, rec.Code, rec.Body)
+			continue
+		}
+		page := rec.Body.String()
+		for _, w := range tt.want {
+			if !strings.Contains(page, w) {
+				t.Errorf("GET /status with %q lacks %s", tt.auth, w)
+			}
+		}
+		for _, h := range tt.hide {
+			if strings.Contains(page, h) {
+				t.Errorf("GET /status with %q shows %s, outside the token's scope", tt.auth, h)
+			}
+		}
+	}
+
+	// Basic credentials, which a browser sends on its own, open nothing else.
+	for _, target := range []string{"/seq", "/seq/a1", "/seq/a1/status", "/oid"} {
+		rec := get(target, basic("ops", clientToken))
+		wantError(t, rec, http.StatusUnauthorized, "unauthorized")
+		for _, v := range rec.Header().Values("WWW-Authenticate") {
+			if strings.HasPrefix(v, "Basic") {
+				t.Errorf("GET %s: WWW-Authenticate %q: the API must not ask a browser for Basic credentials", target, v)
+			}
+		}
+	}
+	rec := s.serve(t, newRequest(http.MethodPost, "/seq/a1/next", "", "Authorization", basic("ops", clientToken)))
+	wantError(t, rec, http.StatusUnauthorized, "unauthorized")
 }
