@@ -52,6 +52,7 @@ var codes = map[string]int{
 	"invalid_name":      http.StatusBadRequest,
 	"invalid_prefix":    http.StatusBadRequest,
 	"invalid_query":     http.StatusBadRequest,
+	"invalid_sort":      http.StatusBadRequest,
 	"invalid_strategy":  http.StatusBadRequest,
 	"invalid_time":      http.StatusBadRequest,
 	"invalid_uuid":      http.StatusBadRequest,
