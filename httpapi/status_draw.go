@@ -117,8 +117,8 @@ func roughDuration(d time.Duration) string {
 }
 
 // nameHTML is a sequence name that a narrow column may wrap, but never inside
-// a number: a break is offered after each . _ and -, a run of digits is kept
-// whole, and a long run of letters may break anywhere (the page's style).
+// a number: a run of digits is kept whole, and the rest may break anywhere (the
+// page's style). Names without a run of two digits are as they are.
 func nameHTML(name string) template.HTML {
 	var b strings.Builder
 	for i := 0; i < len(name); {
@@ -135,9 +135,6 @@ func nameHTML(name string) template.HTML {
 			j++
 		}
 		b.WriteString(template.HTMLEscapeString(name[i:j]))
-		if c := name[j-1]; c == '.' || c == '_' || c == '-' {
-			b.WriteString("<wbr>")
-		}
 		i = j
 	}
 	return template.HTML(b.String())
