@@ -78,7 +78,11 @@ func chartOf(st blocks.Status) rateChart {
 		}
 		c.Bars = append(c.Bars, chartBar{X: float64(i*chartSlot) + 1, Y: chartHeight - h, W: chartSlot - 2, H: h, Now: i == len(rates)-1})
 	}
-	c.Label = fmt.Sprintf("values a second, each of the last %d minutes with a rate, then now: %s", len(label)-1, strings.Join(label, ", "))
+	if past := len(label) - 1; past > 0 {
+		c.Label = fmt.Sprintf("values a second, each of the last %d minutes with a rate, then now: %s", past, strings.Join(label, ", "))
+	} else {
+		c.Label = "values a second in the last minute: " + label[0]
+	}
 	return c
 }
 
