@@ -46,7 +46,8 @@ var statusWindows = []struct {
 //     run of digits in a name);
 //   - every sequence with blocks has its rate chart, drawn, with bars;
 //   - the next page's link is on the first screen, above the table;
-//   - on the phone each sequence is a card (a grid), not a squeezed table row.
+//   - on the phone each sequence is a card (a grid), not a squeezed table row;
+//   - the colours are light, or dark when the browser is set to dark.
 //
 // It skips without Chromium: apt-get install chromium, or set SEQD_CHROMIUM to
 // a Chromium or Chrome binary. With SEQD_SCREENSHOTS=DIR it also writes
@@ -129,16 +130,31 @@ func TestStatusPageInBrowser(t *testing.T) {
 			// 500 pixels, and 143 of its height go to what headless keeps of a
 			// browser's frame.
 			size := fmt.Sprintf("--window-size=%d,%d", max(win.width, 500)+20, win.height+200)
-			dom := string(run(size, "--dump-dom", harness))
-			m := regexp.MustCompile(`<title>verdict (.*?)</title>`).FindStringSubmatch(dom)
-			if m == nil {
-				t.Fatalf("the page reported nothing; Chromium rendered:\n%.3000s", dom)
+			measure := func(extra ...string) statusVerdict {
+				dom := string(run(append([]string{size, "--dump-dom"}, append(extra, harness)...)...))
+				m := regexp.MustCompile(`<title>verdict (.*?)</title>`).FindStringSubmatch(dom)
+				if m == nil {
+					t.Fatalf("the page reported nothing; Chromium rendered:\n%.3000s", dom)
+				}
+				var v statusVerdict
+				if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &v); err != nil {
+					t.Fatalf("the page's report %q: %v", m[1], err)
+				}
+				return v
 			}
-			var v statusVerdict
-			if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &v); err != nil {
-				t.Fatalf("the page's report %q: %v", m[1], err)
-			}
+			v := measure()
 			checkStatusVerdict(t, win.width, win.height, v, win.name == "phone")
+			if v.Dark || v.Background != "rgb(255, 255, 255)" {
+				t.Errorf("in a browser set to light colours: dark %v, background %s; want white", v.Dark, v.Background)
+			}
+			if win.name == "phone" { // once is enough: the colours do not depend on the size
+				dark := measure(darkMode...)
+				checkStatusVerdict(t, win.width, win.height, dark, true)
+				var r, g, b int
+				if _, err := fmt.Sscanf(dark.Background, "rgb(%d, %d, %d)", &r, &g, &b); err != nil || !dark.Dark || r+g+b > 3*64 {
+					t.Errorf("in a browser set to dark colours: dark %v, background %s; want a dark one", dark.Dark, dark.Background)
+				}
+			}
 
 			if shots == "" {
 				return
@@ -152,11 +168,15 @@ func TestStatusPageInBrowser(t *testing.T) {
 			}
 			shoot("status-" + win.name + ".png")
 			if win.name == "phone" {
-				shoot("status-phone-dark.png", "--force-dark-mode", "--blink-settings=preferredColorScheme=0")
+				shoot("status-phone-dark.png", darkMode...)
 			}
 		})
 	}
 }
+
+// darkMode are the flags that set Chromium's colour scheme to dark, as a
+// system's dark setting does (0 is blink's kDark).
+var darkMode = []string{"--force-dark-mode", "--blink-settings=preferredColorScheme=0"}
 
 // statusVerdict is what measureStatusPage found.
 type statusVerdict struct {
@@ -168,6 +188,8 @@ type statusVerdict struct {
 	NextTop, TableTop                       float64 // the first next-page link's top, and the table's; -1 for none
 	RowDisplay                              string  // a row's CSS display
 	Scrolls                                 bool    // the table's region scrolls sideways (is wider inside than out)
+	Dark                                    bool    // the browser asks for dark colours (prefers-color-scheme)
+	Background                              string  // the page's, as CSS computes it
 }
 
 // checkStatusVerdict asserts the page's measures in a window of width × height.
@@ -284,7 +306,8 @@ const measureStatusPage = `(function () {
   const doc = document.documentElement, W = doc.clientWidth;
   const v = {Width: innerWidth, Height: innerHeight, ClientWidth: W, ScrollWidth: doc.scrollWidth,
     Overflow: [], Spills: [], Broken: [], Rows: 0, RowsWithBlocks: 0, Charts: 0, DrawnBars: 0,
-    NextTop: -1, TableTop: -1, RowDisplay: "", Scrolls: false};
+    NextTop: -1, TableTop: -1, RowDisplay: "", Scrolls: false,
+    Dark: matchMedia("(prefers-color-scheme: dark)").matches, Background: getComputedStyle(document.body).backgroundColor};
   const what = el => el.tagName.toLowerCase() + (el.className && el.className.baseVal === undefined ? "." + el.className : "") +
     " «" + (el.textContent || "").trim().slice(0, 60) + "»";
   // A region made to scroll sideways: overflow-x auto or scroll, itself inside the window.
