@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -125,9 +126,10 @@ func (id ID) String() string { return id.Hex() }
 // AppendHex appends the 24 lowercase hex characters of id to dst. It does not
 // allocate when dst has room.
 func (id ID) AppendHex(dst []byte) []byte {
-	var buf [hexLen]byte
-	encodeHex(&buf, id)
-	return append(dst, buf[:]...)
+	n := len(dst)
+	dst = slices.Grow(dst, hexLen)[:n+hexLen]
+	encodeHex((*[hexLen]byte)(dst[n:]), id) // in place: a copy from a buffer cost more than the encoding
+	return dst
 }
 
 // MarshalText returns id.Hex() as bytes. ID is therefore usable as a JSON
