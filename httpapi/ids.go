@@ -27,9 +27,6 @@ type idKind[T any] struct {
 	one, many string // the answer's field: {"<one>":…} without count, {"<many>":[…]} with it
 	maxJSON   int    // the most bytes one id takes in the answer, its comma included
 	scratch   sync.Pool
-	// appendList, when set, writes a list of ids, commas included, in place of a
-	// loop over answer's appendJSON: for a kind whose ids all take the same room.
-	appendList func(dst []byte, ids []T) []byte
 }
 
 func newIDKind[T any](one, many string, maxJSON int) *idKind[T] {
@@ -58,15 +55,11 @@ func (k *idKind[T]) answer(c echo.Context, n int64, fill func([]T) error, append
 		buf = append(buf, k.many...)
 		buf = append(buf, `":[`...)
 	}
-	if n != 0 && k.appendList != nil {
-		buf = k.appendList(buf, ids)
-	} else {
-		for i, id := range ids {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = appendJSON(buf, id)
+	for i, id := range ids {
+		if i > 0 {
+			buf = append(buf, ',')
 		}
+		buf = appendJSON(buf, id)
 	}
 	if n != 0 {
 		buf = append(buf, ']')

@@ -89,7 +89,7 @@ func observe(log *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 
 // chain composes a route's middleware with its handler, mw[0] outermost, once,
 // when the route is added. Given to e.GET and the like, they are composed anew
-// for every request, a closure each: five of the nineteen allocations of a
+// for every request, a closure each: five of the eighteen allocations of a
 // /seq/{name}/next (BenchmarkHandler/seq-next in cmd/seqbench).
 func chain(h echo.HandlerFunc, mw ...echo.MiddlewareFunc) echo.HandlerFunc {
 	for i := len(mw) - 1; i >= 0; i-- {

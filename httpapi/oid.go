@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/hex"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,14 +16,7 @@ import (
 const maxOIDCount = 10000
 
 // oids is how GET /oid answers: {"oid":"…"} or {"oids":["…",…]}.
-var oids = func() *idKind[objectid.ID] {
-	k := newIDKind[objectid.ID]("oid", "oids", oidJSONLen)
-	k.appendList = appendOIDs
-	return k
-}()
-
-// oidJSONLen is the room an ObjectId takes in a list: "<24 hex characters>",
-const oidJSONLen = 24 + 3
+var oids = newIDKind[objectid.ID]("oid", "oids", 24+3)
 
 // newOIDs serves GET /oid[?count=N][&layout=spec|legacy].
 func newOIDs(m *Metrics) echo.HandlerFunc {
@@ -64,25 +56,6 @@ func appendOID(dst []byte, id objectid.ID) []byte {
 	dst = append(dst, '"')
 	dst = id.AppendHex(dst)
 	return append(dst, '"')
-}
-
-// appendOIDs appends ids as a JSON list's items, "…","…". Each takes the same
-// 27 bytes, so dst grows once and each id is written in its place: a thousand
-// calls of appendOID and their appends took a fifth more time
-// (BenchmarkAppendOIDs).
-func appendOIDs(dst []byte, ids []objectid.ID) []byte {
-	if len(ids) == 0 {
-		return dst
-	}
-	n, size := len(dst), len(ids)*oidJSONLen
-	dst = slices.Grow(dst, size)[:n+size]
-	for i, id := range ids {
-		s := dst[n+i*oidJSONLen : n+(i+1)*oidJSONLen]
-		s[0] = '"'
-		id.AppendHex(s[1:1]) // in place: s has the room
-		s[25], s[26] = '"', ','
-	}
-	return dst[:len(dst)-1] // no comma after the last
 }
 
 type oidInfo struct {
