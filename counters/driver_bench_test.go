@@ -24,7 +24,7 @@ import (
 // database of its own, with the update, options and write concern a Counter uses.
 // "seqd" is the filter a Counter sends (counterFilter, which keeps every write off
 // documents seqd cannot use); "plain" is the filter an application would write by
-// hand, {_id, seq: {$lte}}. seqbench runs it against its dev store before and after
+// hand, {_id, seq: {$lte}}; "id" is the least a write can send, {_id}. seqbench runs it against its dev store before and after
 // its seqload runs:
 //
 //	MONGODB_URI=mongodb://127.0.0.1:27017/ go test -run '^$' -bench DriverRoundTrip -benchtime 1000x ./counters/
@@ -39,6 +39,7 @@ func BenchmarkDriverRoundTrip(b *testing.B) {
 		name   string
 		filter func() any // made for each call, as a Counter makes its filter
 	}{
+		{"id", func() any { return bson.D{{Key: "_id", Value: "id"}} }},
 		{"plain", func() any {
 			return bson.D{{Key: "_id", Value: "plain"}, {Key: fieldSeq, Value: bson.D{{Key: "$lte", Value: int64(math.MaxInt64 - 1)}}}}
 		}},

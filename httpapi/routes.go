@@ -13,7 +13,8 @@ import (
 // Echo reads "4K" as 4000 bytes; the limit is 4 KiB.
 const maxBody = "4KiB"
 
-// addRoutes lists the whole API.
+// addRoutes lists the whole API. Each route's middleware is composed with its
+// handler once, here (chain).
 func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 	m := cfg.Metrics
 	keys := cfg.Keys
@@ -35,7 +36,7 @@ func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 		hook := authenticated(cfg.Authenticated)
 		client, admin, page = append(client, hook), append(admin, hook), append(page, hook)
 	}
-	timeout := middleware.ContextTimeout(cfg.Timeout)
+	timeout := deadline(cfg.Timeout)
 	page = append(page, timeout)
 	backend := append(client[:len(client):len(client)], timeout)
 	named := append(client[:len(client):len(client)], inScope, timeout)
@@ -44,38 +45,38 @@ func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 	spend := append([]echo.MiddlewareFunc{sameOrigin}, named...)
 	admin = append([]echo.MiddlewareFunc{sameOrigin}, append(admin, timeout)...)
 
-	e.GET("/oid", newOIDs(m), client...)
-	e.GET("/oid/:hex", decodeOID, client...)
-	e.GET("/oid/at/:time", oidRange, client...)
+	e.GET("/oid", chain(newOIDs(m), client...))
+	e.GET("/oid/:hex", chain(decodeOID, client...))
+	e.GET("/oid/at/:time", chain(oidRange, client...))
 
-	e.GET("/uuid", newUUIDs(m), client...)
-	e.GET("/uuid/:uuid", decodeUUID, client...)
-	e.GET("/uuid/at/:time", uuidRange, client...)
+	e.GET("/uuid", chain(newUUIDs(m), client...))
+	e.GET("/uuid/:uuid", chain(decodeUUID, client...))
+	e.GET("/uuid/at/:time", chain(uuidRange, client...))
 
 	layout := snowflake.Twitter
 	if cfg.Snowflake != nil {
 		layout = cfg.Snowflake.Layout()
 	}
-	e.GET("/snowflake", newSnowflakes(cfg.Snowflake), client...)
-	e.GET("/snowflake/:id", decodeSnowflake(layout), client...)
-	e.GET("/snowflake/at/:time", snowflakeRange(layout), client...)
+	e.GET("/snowflake", chain(newSnowflakes(cfg.Snowflake), client...))
+	e.GET("/snowflake/:id", chain(decodeSnowflake(layout), client...))
+	e.GET("/snowflake/at/:time", chain(snowflakeRange(layout), client...))
 
-	e.GET("/seq", listSequences(seqs), backend...)
-	e.GET("/seq/:name", currentValue(seqs), named...)
+	e.GET("/seq", chain(listSequences(seqs), backend...))
+	e.GET("/seq/:name", chain(currentValue(seqs), named...))
 	// Only PUT reads a body; net/http bounds what it drains of other requests' bodies.
-	e.PUT("/seq/:name", putSequence(seqs), append(admin, middleware.BodyLimit(maxBody))...)
-	e.GET("/seq/:name/next", nextValues(seqs, m), spend...)
-	e.POST("/seq/:name/next", nextValues(seqs, m), spend...)
-	e.GET("/seq/:name/status", sequenceStatus(seqs), named...)
-	e.GET("/status", statusPageHandler(seqs, layout, cfg.SnowflakeLease), page...)
+	e.PUT("/seq/:name", chain(putSequence(seqs), append(admin, middleware.BodyLimit(maxBody))...))
+	e.GET("/seq/:name/next", chain(nextValues(seqs, m), spend...))
+	e.POST("/seq/:name/next", chain(nextValues(seqs, m), spend...))
+	e.GET("/seq/:name/status", chain(sequenceStatus(seqs), named...))
+	e.GET("/status", chain(statusPageHandler(seqs, layout, cfg.SnowflakeLease), page...))
 
 	// Load balancers probe with HEAD as often as with GET. Routes that hand out
 	// values refuse HEAD (405): a probe must not spend a value.
 	probe := []string{http.MethodGet, http.MethodHead}
 	e.Match(probe, "/healthz", healthz(layout, cfg.SnowflakeLease))
-	e.Match(probe, "/readyz", readyz(newStoreCheck(cfg.Ping, cfg.Timeout, cfg.ReadyInterval)), middleware.ContextTimeout(cfg.Timeout))
+	e.Match(probe, "/readyz", chain(readyz(newStoreCheck(cfg.Ping, cfg.Timeout, cfg.ReadyInterval)), timeout))
 	if !cfg.MetricsElsewhere {
-		e.GET("/metrics", echo.WrapHandler(m.Handler()), keys.requireMetrics)
+		e.GET("/metrics", chain(echo.WrapHandler(m.Handler()), keys.requireMetrics))
 	}
 	e.GET("/openapi.json", openAPI)
 }

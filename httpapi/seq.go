@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -56,10 +57,14 @@ func (s sequencers) pick(q map[string]string) (counters.Sequencer, error) {
 		counters.StrategyCounter, counters.StrategyOptimistic, quoted(name))
 }
 
-// request reads what every /seq/{name} endpoint takes: the query string (strategy
-// and the extra parameters allowed), the sequencer it names and the name.
-func (s sequencers) request(c echo.Context, allowed ...string) (map[string]string, counters.Sequencer, string, error) {
-	q, err := query(c, append(allowed, "strategy", "int64")...)
+// seqParams are the query parameters every /seq/{name} endpoint takes, after
+// the extra ones given, in a list made once, when its handler is.
+func seqParams(extra ...string) []string { return append(extra, "strategy", "int64") }
+
+// request reads what every /seq/{name} endpoint takes: the query string (of the
+// parameters allowed, seqParams), the sequencer it names and the name.
+func (s sequencers) request(c echo.Context, allowed []string) (map[string]string, counters.Sequencer, string, error) {
+	q, err := query(c, allowed...)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -110,8 +115,9 @@ func appendNext(buf []byte, name string, r counters.Range, strategy string, asSt
 
 // nextValues serves GET and POST /seq/{name}/next[?count=N][&strategy=…].
 func nextValues(seqs sequencers, m *Metrics) echo.HandlerFunc {
+	params := seqParams("count")
 	return func(c echo.Context) error {
-		q, seq, name, err := seqs.request(c, "count")
+		q, seq, name, err := seqs.request(c, params)
 		if err != nil {
 			return err
 		}
@@ -130,10 +136,17 @@ func nextValues(seqs sequencers, m *Metrics) echo.HandlerFunc {
 		m.valueIssued(seq.Strategy(), r.Count())
 		// Written by hand, as /oid's: in cached mode the value comes from memory, and
 		// c.JSON (reflection) was a quarter of the handler's time in process
-		// (BenchmarkHandler/seq-next in cmd/seqbench).
-		return c.JSONBlob(http.StatusOK, appendNext(make([]byte, 0, 128), name, r, seq.Strategy(), asStrings))
+		// (BenchmarkHandler/seq-next in cmd/seqbench). JSONBlob has copied the
+		// answer out by the time it returns.
+		buf := nextBuffers.Get().(*[]byte)
+		defer nextBuffers.Put(buf)
+		*buf = appendNext((*buf)[:0], name, r, seq.Strategy(), asStrings)
+		return c.JSONBlob(http.StatusOK, *buf)
 	}
 }
+
+// nextBuffers hold answers of /seq/{name}/next while they are written.
+var nextBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 128); return &b }}
 
 // sequenceResponse is a sequence as GET and PUT /seq/{name} answer it: as stored.
 type sequenceResponse struct {
@@ -180,7 +193,7 @@ func modeOf(s counters.Sequence) seqd.Mode {
 // and int64, and returns the sequencer it names, the sequence as stored, and
 // whether the answer's int64s are strings.
 func (s sequencers) current(c echo.Context) (counters.Sequencer, counters.Sequence, bool, error) {
-	q, seq, name, err := s.request(c)
+	q, seq, name, err := s.request(c, currentParams)
 	if err != nil {
 		return nil, counters.Sequence{}, false, err
 	}
@@ -195,6 +208,9 @@ func (s sequencers) current(c echo.Context) (counters.Sequencer, counters.Sequen
 	cur.Name = name
 	return seq, cur, asStrings, nil
 }
+
+// currentParams are the query parameters of a GET /seq/{name}… that reads a sequence.
+var currentParams = seqParams()
 
 // currentValue serves GET /seq/{name}: the sequence as stored, its value the last
 // handed out.
@@ -222,8 +238,9 @@ type moder interface {
 // anything changes; then the value is set, then the mode, and the answer is the
 // sequence as stored after both.
 func putSequence(seqs sequencers) echo.HandlerFunc {
+	params := seqParams("force")
 	return func(c echo.Context) error {
-		q, seq, name, err := seqs.request(c, "force")
+		q, seq, name, err := seqs.request(c, params)
 		if err != nil {
 			return err
 		}

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -95,8 +95,29 @@ func (id ID) ObjectID() bson.ObjectID { return bson.ObjectID(id) }
 // Hex returns id as 24 lowercase hex characters.
 func (id ID) Hex() string {
 	var buf [hexLen]byte
-	hex.Encode(buf[:], id[:])
+	encodeHex(&buf, id)
 	return string(buf[:])
+}
+
+// encodeHex writes id's 24 lowercase hex characters to dst, four bytes of id at
+// a time (hex8). It takes half of encoding/hex's time, which reads a table for
+// every nibble (BenchmarkAppendHex): GET /oid?count=1000 writes 1,000 ids an answer.
+func encodeHex(dst *[hexLen]byte, id ID) {
+	binary.BigEndian.PutUint64(dst[0:], hex8(binary.BigEndian.Uint32(id[0:])))
+	binary.BigEndian.PutUint64(dst[8:], hex8(binary.BigEndian.Uint32(id[4:])))
+	binary.BigEndian.PutUint64(dst[16:], hex8(binary.BigEndian.Uint32(id[8:])))
+}
+
+// hex8 returns the 8 lowercase hex characters of x, most significant first: each
+// nibble is spread into a byte of its own, and one add makes the bytes '0'–'9'
+// or 'a'–'f', without a table or a branch.
+func hex8(x uint32) uint64 {
+	v := uint64(x)
+	v = (v | v<<16) & 0x0000ffff0000ffff
+	v = (v | v<<8) & 0x00ff00ff00ff00ff
+	v = (v | v<<4) & 0x0f0f0f0f0f0f0f0f                           // a nibble a byte
+	letters := (v + 0x0606060606060606) >> 4 & 0x0101010101010101 // 1 in each byte ≥ 10
+	return v + 0x3030303030303030 + letters*('a'-'0'-10)
 }
 
 // String returns id.Hex(), so that %v and %s print the hex form.
@@ -104,7 +125,12 @@ func (id ID) String() string { return id.Hex() }
 
 // AppendHex appends the 24 lowercase hex characters of id to dst. It does not
 // allocate when dst has room.
-func (id ID) AppendHex(dst []byte) []byte { return hex.AppendEncode(dst, id[:]) }
+func (id ID) AppendHex(dst []byte) []byte {
+	n := len(dst)
+	dst = slices.Grow(dst, hexLen)[:n+hexLen]
+	encodeHex((*[hexLen]byte)(dst[n:]), id) // in place: a copy from a buffer cost more than the encoding
+	return dst
+}
 
 // MarshalText returns id.Hex() as bytes. ID is therefore usable as a JSON
 // object key.

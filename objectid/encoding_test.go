@@ -1,6 +1,7 @@
 package objectid_test
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -106,6 +107,27 @@ func TestFormat(t *testing.T) {
 	}
 	if allocs := testing.AllocsPerRun(100, func() { buf = id.AppendHex(buf[:0]) }); allocs != 0 {
 		t.Errorf("AppendHex allocates %v times, want 0", allocs)
+	}
+}
+
+// TestHexEveryByte checks Hex and AppendHex against encoding/hex with every byte
+// value at every position of an id.
+func TestHexEveryByte(t *testing.T) {
+	for pos := range len(objectid.ID{}) {
+		for v := range 256 {
+			var id objectid.ID
+			for i := range id {
+				id[i] = byte(v + 37*i) // the other bytes vary too
+			}
+			id[pos] = byte(v)
+			want := hex.EncodeToString(id[:])
+			if got := id.Hex(); got != want {
+				t.Fatalf("Hex() = %s, want %s", got, want)
+			}
+			if got := string(id.AppendHex([]byte("x"))); got != "x"+want {
+				t.Fatalf("AppendHex = %s, want x%s", got, want)
+			}
+		}
 	}
 }
 

@@ -9,31 +9,76 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/seqd/seqd/internal/history"
 )
 
 const adminToken = "seqbench-admin" // seqd's, for seqload -mode
 
+// cachedPairs is how many pairs of runs, a cached one and a GET /oid one, figure 8
+// alternates; its ratio is the median of the pairs'.
+const cachedPairs = 4
+
 // figureCached is figure 8: a cached sequence, served from memory, next to GET /oid on the
-// same seqd (ABBA, as figure 2) and to a findOneAndUpdate per request (strict, no coalescing).
+// same seqd, and to a findOneAndUpdate per request (strict, no coalescing). The cached and
+// /oid runs alternate in cachedPairs pairs, each pair in the other order from the one
+// before (cached, oid, oid, cached, …), so that a machine that speeds up or slows down
+// moves both sides; the ratio is the median of the pairs' ratios.
 func figureCached(ctx context.Context, b *bench, res *figureResult) error {
 	cached := []string{"-target", "seq", "-name", "fig8", "-mode", "cached", "-admin-token", adminToken}
-	var runs [5]loadRun
-	for i, args := range [][]string{cached, {"-target", "oid"}, {"-target", "oid"}, cached, {"-target", "seq", "-name", "fig8-strict"}} {
-		var err error
-		if runs[i], err = b.load(ctx, 8, []*server{b.seqd, b.seqd, b.seqd, b.seqd, b.off}[i], append(args, "-c", "64", "-d", b.cfg.duration.String())...); err != nil {
-			return err
-		}
+	oid := []string{"-target", "oid"}
+	load := func(srv *server, args []string) (loadRun, error) {
+		return b.load(ctx, 8, srv, append(args, "-c", "64", "-d", b.cfg.duration.String())...)
 	}
-	mean := func(i, j int) float64 { return (runs[i].RequestsPerS + runs[j].RequestsPerS) / 2 }
-	c, oid, strict := mean(0, 3), mean(1, 2), runs[4].RequestsPerS
-	res.row("8. cached /seq/{name}/next, c = 64 (means of the runs cached, oid, oid, cached)",
-		fmt.Sprintf("%s req/s (p99 %s, %s server CPU/req), %s", formatCount(c), formatMs(runs[0].LatencyP99Ms), formatMicros(runs[0].serverCPUPerRequest()), verified(runs[0])),
-		fmt.Sprintf("GET /oid, same seqd: %s req/s (%s server CPU/req); strict, one findOneAndUpdate per request: %s req/s", formatCount(oid), formatMicros(runs[1].serverCPUPerRequest()), formatCount(strict)),
-		fmt.Sprintf("%.2f× /oid, %.0f× strict", c/oid, c/strict))
-	if !runs[0].Passed || !runs[3].Passed {
-		return fmt.Errorf("the cached runs failed verification: %s %s", failures(runs[0]), failures(runs[3]))
+	var cachedRuns, oidRuns []loadRun
+	var ratios []float64
+	for i := range cachedPairs {
+		var pair [2]loadRun // cached, oid
+		order := []int{0, 1}
+		if i%2 == 1 {
+			order = []int{1, 0}
+		}
+		for _, j := range order {
+			var err error
+			if pair[j], err = load(b.seqd, [][]string{cached, oid}[j]); err != nil {
+				return err
+			}
+		}
+		cachedRuns, oidRuns = append(cachedRuns, pair[0]), append(oidRuns, pair[1])
+		ratios = append(ratios, pair[0].RequestsPerS/pair[1].RequestsPerS)
+	}
+	strict, err := load(b.off, []string{"-target", "seq", "-name", "fig8-strict"})
+	if err != nil {
+		return err
+	}
+	perS := func(runs []loadRun) float64 {
+		xs := make([]float64, len(runs))
+		for i, r := range runs {
+			xs[i] = r.RequestsPerS
+		}
+		return median(xs)
+	}
+	cpu := func(runs []loadRun) time.Duration {
+		var cpu time.Duration
+		for _, r := range runs {
+			cpu += r.serverCPUPerRequest()
+		}
+		return cpu / time.Duration(len(runs))
+	}
+	c := perS(cachedRuns)
+	ratioText := make([]string, len(ratios))
+	for i, r := range ratios {
+		ratioText[i] = fmt.Sprintf("%.2f", r)
+	}
+	res.row(fmt.Sprintf("8. cached /seq/{name}/next, c = 64 (%d pairs cached + oid, alternated; medians)", cachedPairs),
+		fmt.Sprintf("%s req/s (p99 %s, %s server CPU/req), %s", formatCount(c), formatMs(cachedRuns[0].LatencyP99Ms), formatMicros(cpu(cachedRuns)), verified(cachedRuns[0])),
+		fmt.Sprintf("GET /oid, same seqd: %s req/s (%s server CPU/req); strict, one findOneAndUpdate per request: %s req/s", formatCount(perS(oidRuns)), formatMicros(cpu(oidRuns)), formatCount(strict.RequestsPerS)),
+		fmt.Sprintf("%.2f× /oid (median of the pairs: %s), %.0f× strict", median(ratios), strings.Join(ratioText, ", "), c/strict.RequestsPerS))
+	for _, r := range cachedRuns {
+		if !r.Passed {
+			return fmt.Errorf("a cached run failed verification: %s", failures(r))
+		}
 	}
 	return nil
 }
