@@ -224,3 +224,13 @@ func ExampleFormat_Apply() {
 	fmt.Println(spec.Key(start), format.Apply(42, start))
 	// Output: 2027 INV-2027-000042
 }
+
+// TestApplyAllocs checks that Apply, which runs on every answer, allocates only
+// its result.
+func TestApplyAllocs(t *testing.T) {
+	f := mustFormat(t, "INV-{yyyy}-{MM}-{dd}T{HH}:{mm}-{seq:6}")
+	start := time.Date(2026, 11, 26, 17, 5, 0, 0, mustZone(t, "Europe/Berlin"))
+	if n := testing.AllocsPerRun(100, func() { _ = f.Apply(42, start) }); n > 1 {
+		t.Errorf("Apply allocates %v times; want 1", n)
+	}
+}

@@ -195,3 +195,27 @@ func TestParseZone(t *testing.T) {
 		checkErr(t, err, ErrInvalidZone, c.msg)
 	}
 }
+
+// BenchmarkStart measures the period of an instant, which a sequence with a
+// period needs on every answer, in a zone with clock changes.
+func BenchmarkStart(b *testing.B) {
+	for _, u := range []Unit{Year, Day, Minute} {
+		s := Spec{Unit: u, Zone: mustZone(b, "Europe/Berlin")}
+		at := time.Date(2026, 11, 26, 17, 5, 0, 0, time.UTC)
+		b.Run(u.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = s.Start(at)
+			}
+		})
+	}
+}
+
+func BenchmarkKey(b *testing.B) {
+	s := Spec{Unit: Minute, Zone: mustZone(b, "Europe/Berlin")}
+	start := s.Start(time.Date(2026, 11, 26, 17, 5, 0, 0, time.UTC))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = s.Key(start)
+	}
+}
