@@ -63,6 +63,15 @@ type Sequence struct {
 	// clock.
 	StrictFrom time.Time
 
+	// Period ("year", "month", "day", "hour" or "minute"; "" for none),
+	// TimeZone (an IANA name; "" for UTC) and Format ("" for none) are how
+	// people read the sequence's values: it restarts at 1 each period of its
+	// time zone's wall clock, and answers carry the value formatted.
+	Period, TimeZone, Format string
+	// PeriodKey names the period Value belongs to ("2026-11"); "" before the
+	// first value of a periodic sequence, and for one without a period.
+	PeriodKey string
+
 	Err error
 }
 
