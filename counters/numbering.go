@@ -80,6 +80,17 @@ func (nn *numberNote) label(r Range) Numbered {
 	return out
 }
 
+// Check returns nil for a numbering SetNumbering takes, and otherwise an
+// error that wraps ErrInvalidMode and package period's error, which says what
+// is wrong.
+func (n Numbering) Check() error {
+	if n.Period == "none" {
+		n.Period = ""
+	}
+	_, err := n.parse()
+	return err
+}
+
 // parse checks n and returns it as stored and parsed. Its errors wrap
 // ErrInvalidMode and say what is wrong.
 func (n Numbering) parse() (*numbered, error) {
