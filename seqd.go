@@ -22,6 +22,16 @@ type Range struct {
 // Count is the number of values in r.
 func (r Range) Count() int64 { return r.Last - r.First + 1 }
 
+// Numbered is a reservation of a numbered sequence: its values, the key of the
+// period they belong to ("2026-11"; "" for a sequence without a period), and
+// Last and, for more than one value, First formatted ("" without a format).
+type Numbered struct {
+	Range
+	Period         string
+	Formatted      string
+	FormattedFirst string
+}
+
 // Mode is how a sequence hands out values. It is stored with the sequence, so
 // every instance and process agrees on it.
 type Mode string

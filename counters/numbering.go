@@ -44,15 +44,8 @@ type numbered struct {
 	format period.Format
 }
 
-// Numbered is a reservation of a numbered sequence: its values, the key of the
-// period they belong to ("" without a period), and Last and, for more than one
-// value, First formatted ("" without a format).
-type Numbered struct {
-	Range
-	Period         string
-	Formatted      string
-	FormattedFirst string
-}
+// Numbered is a reservation of a numbered sequence (seqd.Numbered).
+type Numbered = seqd.Numbered
 
 // numberNote is what a write of a numbered sequence tells its callers: the
 // numbering it took their values under, and the start of their period.
