@@ -152,7 +152,9 @@ func (k *numberings) lookup(name string) *numbered {
 // Its error wraps ErrInvalidCounter: a numbering seqd would not have stored.
 func (k *numberings) learn(name string, s counterState) (*numbered, error) {
 	if s.numbering == (Numbering{}) {
-		k.m.Delete(name)
+		if _, ok := k.m.Load(name); ok { // a Load, not a Delete, on every plain write: no lock
+			k.m.Delete(name)
+		}
 		return nil, nil
 	}
 	if nb := k.lookup(name); nb != nil && nb.stored == s.numbering {
@@ -390,6 +392,8 @@ func (c *Counter) NextNumbered(ctx context.Context, name string, n int64) (Numbe
 // next value, which is 1 of the period the taking instance's clock reads; the
 // finished periods remembered so far are forgotten. A new format alone keeps
 // the period and the value. No period continues from the value stored.
+// Set on a periodic sequence moves the value of the period stored, which may
+// already be over: the next value then starts a new period at 1.
 //
 // It returns ErrInvalidMode for a numbering that does not parse (the error
 // says what is wrong) and for a cached sequence: a period needs every value
