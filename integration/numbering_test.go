@@ -255,6 +255,38 @@ func TestNumberingChangedByAnotherInstance(t *testing.T) {
 	}
 }
 
+// A new format alone keeps the period, its value and the past periods; a new
+// time zone starts at 1 with the next value and forgets them.
+func TestNumberingChanges(t *testing.T) {
+	ctx := testContext(t)
+	clock := newClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC))
+	c := counters.NewCounter(be.Database(t), clock.opts())
+	if err := c.SetNumbering(ctx, "n", counters.Numbering{Period: "day", Format: "A{seq}"}); err != nil {
+		t.Fatal(err)
+	}
+	mustNumbered(t, c, "n", 3, "2026-11-26")
+	clock.set(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
+	mustNumbered(t, c, "n", 2, "2026-11-27")
+	if err := c.SetNumbering(ctx, "n", counters.Numbering{Period: "day", Format: "B{seq}"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustNumbered(t, c, "n", 1, "2026-11-27"); got.Last != 3 || got.Formatted != "B3" {
+		t.Errorf("after a new format: %+v, want 3, B3", got)
+	}
+	if v, err := c.PeriodValue(ctx, "n", "2026-11-26"); err != nil || v != 3 {
+		t.Errorf("after a new format, PeriodValue(2026-11-26) = %d, %v; want 3", v, err)
+	}
+	if err := c.SetNumbering(ctx, "n", counters.Numbering{Period: "day", TimeZone: "Asia/Kolkata", Format: "B{seq}"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustNumbered(t, c, "n", 1, "2026-11-27"); got.Last != 1 {
+		t.Errorf("after a new zone: %+v, want 1", got)
+	}
+	if _, err := c.PeriodValue(ctx, "n", "2026-11-26"); !errors.Is(err, counters.ErrNotFound) {
+		t.Errorf("after a new zone, PeriodValue(2026-11-26) = %v, want ErrNotFound", err)
+	}
+}
+
 // A sequence remembers its latest 32 finished periods.
 func TestNumberingPastPeriodsBounded(t *testing.T) {
 	ctx := testContext(t)
