@@ -98,9 +98,10 @@ func closeObjects(s *openapi3.SchemaRef, seen map[*openapi3.Schema]bool) {
 }
 
 // implicitHeaders are the headers an answer may carry without the document
-// declaring them: OpenAPI describes Content-Type in content, and net/http sets
-// Content-Length.
-var implicitHeaders = map[string]bool{"content-type": true, "content-length": true}
+// declaring them: OpenAPI describes Content-Type in content, net/http sets
+// Content-Length, and Connection is the connection's, not the answer's (RFC 9110
+// 7.6.1: close after a request whose body no handler reads).
+var implicitHeaders = map[string]bool{"content-type": true, "content-length": true, "connection": true}
 
 // checkContract validates req, whose body was body, and rec, its answer, against
 // openapi.json.

@@ -20,6 +20,13 @@ import (
 //     answers included: a GET that hands out a value must never be served from a
 //     cache, nor a status that is old the moment it is read; /status is also
 //     Referrer-Policy: no-referrer;
+//   - a request with a body that no handler reads (every route but PUT
+//     /seq/{name}, and a PUT refused before its body is read) is answered with
+//     Connection: close, and its connection stops reading once the answer is
+//     written: else net/http reads the rest of the body, before it answers and
+//     after, until ReadTimeout (10 s in seqd), and a client that never sends it
+//     holds a busy connection that long, which the connection cap cannot close
+//     to make room;
 //   - the request gets an id, in X-Request-Id and the logs: the client's own when it
 //     is short and plain, else a new ObjectId;
 //   - a panic becomes a 500, logged with its stack;
@@ -45,13 +52,25 @@ func observe(log *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 					h[echo.HeaderReferrerPolicy] = noReferrerValue // its links carry no name away
 				}
 			}
+			unread := r.ContentLength != 0 && (r.Method != http.MethodPut || c.Path() != "/seq/:name")
+			if unread {
+				h[echo.HeaderConnection] = closeValue
+			}
 			ctx := r.Context()
 
 			if err := serveRecovering(c, next, log); err != nil {
 				if ctx.Err() != nil {
 					err = errClientGone // the client went away: not the backend's failure
 				}
+				if r.ContentLength != 0 { // a PUT refused may not have read its body
+					unread = true
+					h[echo.HeaderConnection] = closeValue
+				}
 				c.Error(err)
+			}
+			if unread {
+				// Written, with Connection: close: what is left of the body is read by no one.
+				http.NewResponseController(c.Response()).SetReadDeadline(time.Now())
 			}
 			elapsed := time.Since(start)
 			m.observeRequest(c, elapsed)
@@ -88,6 +107,7 @@ var (
 	noStoreValue    = []string{"no-store"}
 	noSniffValue    = []string{"nosniff"} // every answer: JSON is never run as a script or page
 	noReferrerValue = []string{"no-referrer"}
+	closeValue      = []string{"close"}
 )
 
 // maxLoggedPath bounds the path in an access log line: a client may send a very long

@@ -18,6 +18,13 @@ import (
 // request, or for its next one); with none idle, it accepts nothing until one
 // closes, and new clients wait in the kernel's backlog, which costs no descriptor.
 //
+// A connection whose answer has waited stallAfter or more for its client to read
+// it (a write blocked: the socket buffers are full) counts as idle since its
+// write began. A client that sends requests and never reads the answers holds a
+// connection busy until WriteTimeout; were it not closed at the cap, a few such
+// clients would hold every place, and each new connection, the only idle one,
+// would be closed for the next in the backlog before it sent its request.
+//
 // A connection on which no request got past the token checks waits for its next
 // request shortIdle at most instead of the server's IdleTimeout: an
 // unauthenticated client cannot hold a connection open for long.
@@ -45,9 +52,34 @@ type limitedConn struct {
 	authenticated atomic.Bool
 	once          sync.Once
 
+	writeSince atomic.Int64 // UnixNano when the Write in progress began; 0: none
+
 	// under l.mu
 	idle      bool
 	idleSince time.Time
+}
+
+// stallAfter is how long a write may wait for its client before the connection
+// counts as idle: past what a client that reads its answers ever makes one wait.
+const stallAfter = time.Second
+
+// Write notes when it began while it blocks.
+func (c *limitedConn) Write(p []byte) (int, error) {
+	c.writeSince.Store(time.Now().UnixNano())
+	defer c.writeSince.Store(0)
+	return c.Conn.Write(p)
+}
+
+// idleAt reports since when c is idle, at now: waiting for a request, or for its
+// client to read an answer for stallAfter or more. Under l.mu.
+func (c *limitedConn) idleAt(now time.Time) (time.Time, bool) {
+	if c.idle {
+		return c.idleSince, true
+	}
+	if w := c.writeSince.Load(); w != 0 && now.Sub(time.Unix(0, w)) >= stallAfter {
+		return time.Unix(0, w), true
+	}
+	return time.Time{}, false
 }
 
 // Accept waits for room under the cap, then accepts.
@@ -59,20 +91,34 @@ func (l *connLimit) Accept() (net.Conn, error) {
 			break
 		}
 		var oldest *limitedConn
+		var since time.Time
+		writing := false // a write is in progress that may stall
+		now := time.Now()
 		for c := range l.conns {
-			if c.idle && (oldest == nil || c.idleSince.Before(oldest.idleSince)) {
-				oldest = c
+			if t, ok := c.idleAt(now); ok && (oldest == nil || t.Before(since)) {
+				oldest, since = c, t
 			}
+			writing = writing || c.writeSince.Load() != 0
 		}
 		l.mu.Unlock()
 		if oldest != nil {
 			oldest.Close()
 			continue
 		}
+		var stalled <-chan time.Time // look again: a write in progress may stall
+		var timer *time.Timer
+		if writing {
+			timer = time.NewTimer(stallAfter / 4)
+			stalled = timer.C
+		}
 		select {
 		case <-l.freed:
+		case <-stalled:
 		case <-l.closed:
 			return nil, net.ErrClosed
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 	}
 	nc, err := l.Listener.Accept()

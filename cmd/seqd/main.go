@@ -121,10 +121,16 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 	if given(fs, "admin-token") {
 		return c, errors.New("--admin-token: a token on the command line is shown to every local user (ps); put the admin token in SEQD_ADMIN_TOKEN or an --admin-token-file")
 	}
-	// A variable set to nothing names no file: refused, not read as "no tokens".
+	// A variable or a flag set to nothing names no file: refused, not read as
+	// "no tokens" (a launcher's unset variable: --tokens-file "$TOKENS_FILE").
 	for _, name := range []string{"SEQD_TOKENS_FILE", "SEQD_ADMIN_TOKEN_FILE"} {
 		if v, ok := lookupEnv(name); ok && strings.TrimSpace(v) == "" {
 			return c, fmt.Errorf("%s is set but empty; unset it, or name a file", name)
+		}
+	}
+	for _, f := range []struct{ name, value string }{{"tokens-file", tokensFile}, {"admin-token-file", adminFile}} {
+		if given(fs, f.name) && strings.TrimSpace(f.value) == "" {
+			return c, fmt.Errorf("--%s is given but empty; leave it out, or name a file", f.name)
 		}
 	}
 	var err error
@@ -206,6 +212,9 @@ func positiveDuration(name, s string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// maxHeaderBytes bounds a request's header (net/http adds 4 KB to it).
+const maxHeaderBytes = 32 << 10
 
 // sequencers returns both strategies over counter and optimistic, the one named
 // strategy first: the first serves requests that name none.
@@ -330,10 +339,13 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		ConnState:         ln.connState,
 		ConnContext:       connContext,
 		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      cfg.timeout + 10*time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		// 32 KB, nginx's default (4 buffers of 8 KB), not net/http's 1 MB: a
+		// connection that is sending its header costs what its header holds.
+		MaxHeaderBytes: maxHeaderBytes,
+		ReadTimeout:    10 * time.Second,
+		WriteTimeout:   cfg.timeout + 10*time.Second,
+		IdleTimeout:    2 * time.Minute,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	clientTokens, adminTokens := keys.Counts()
 	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.db, "strategy", cfg.strategy,

@@ -33,7 +33,7 @@ func serveApart(what, addr, msg string, h http.Handler, allowedHosts []string, l
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	srv := &http.Server{Handler: nosniff(httpapi.CheckHost(ln.Addr().String(), allowedHosts, h)), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: nosniff(httpapi.CheckHost(ln.Addr().String(), allowedHosts, h)), ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: maxHeaderBytes}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

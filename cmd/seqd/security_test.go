@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,6 +42,10 @@ func TestTokensFromEnvironmentFailClosed(t *testing.T) {
 		{"admin with a newline", nil, []string{"SEQD_ADMIN_TOKEN", "secret\n"}, []string{"SEQD_ADMIN_TOKEN", "character 7"}},
 		{"empty tokens file", nil, []string{"SEQD_TOKENS_FILE", ""}, []string{"SEQD_TOKENS_FILE is set but empty"}},
 		{"empty admin file", nil, []string{"SEQD_ADMIN_TOKEN_FILE", " "}, []string{"SEQD_ADMIN_TOKEN_FILE is set but empty"}},
+		// A launcher's unset variable: --tokens-file "$TOKENS_FILE".
+		{"empty tokens-file flag", []string{"--tokens-file", ""}, nil, []string{"--tokens-file", "empty"}},
+		{"empty tokens-file flag over the variable", []string{"--tokens-file="}, []string{"SEQD_TOKENS_FILE", "tokens"}, []string{"--tokens-file", "empty"}},
+		{"blank admin-token-file flag", []string{"--admin-token-file", " "}, nil, []string{"--admin-token-file", "empty"}},
 		{"tokens flag", []string{"--tokens", "secret-1"}, nil, []string{"--tokens", "ps", "SEQD_TOKENS", "--tokens-file"}},
 		{"admin flag", []string{"--admin-token=secret-1"}, nil, []string{"--admin-token", "SEQD_ADMIN_TOKEN", "--admin-token-file"}},
 	} {
@@ -123,6 +128,28 @@ func TestProfilingHidesCommandLine(t *testing.T) {
 // answer: seqd closes idle connections to make room rather than run out of
 // descriptors.
 func TestIdleConnectionFloodLeavesRoom(t *testing.T) {
+	addr := startLimitedSeqd(t)
+	const idle = 300
+	for range idle {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatalf("dialling idle connection: %v", err)
+		}
+		t.Cleanup(func() { c.Close() })
+		io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	}
+	took, err := legitRequest(addr)
+	if err != nil {
+		t.Fatalf("with %d idle connections held: %v", idle, err)
+	}
+	t.Logf("answered in %v with %d idle connections held, file limit 256", took, idle)
+}
+
+// startLimitedSeqd runs seqd as its own process with a file limit of 256 (room
+// for 128 client connections), the client token tok-legit and no store, and
+// returns its address.
+func startLimitedSeqd(t *testing.T) string {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "--addr", "127.0.0.1:0", "--timeout", "300ms")
 	cmd.Env = append(os.Environ(), "SEQD_TEST_AS_MAIN=1", "SEQD_TEST_NOFILE=256", "SEQD_TOKENS=tok-legit",
 		"MONGODB_URI=mongodb://127.0.0.1:1/?connectTimeoutMS=200")
@@ -147,36 +174,64 @@ func TestIdleConnectionFloodLeavesRoom(t *testing.T) {
 		t.Fatal("seqd did not listen")
 	}
 	go io.Copy(io.Discard, stdout)
+	return addr
+}
 
-	const idle = 300
-	conns := make([]net.Conn, 0, idle)
-	t.Cleanup(func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	for range idle {
-		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-		if err != nil {
-			t.Fatalf("dialling idle connection %d: %v", len(conns)+1, err)
-		}
-		conns = append(conns, c)
-		io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
-	}
-
+// legitRequest is a client's GET /oid with tok-legit on a new connection, given 5 s;
+// it returns how long the answer took.
+func legitRequest(addr string) (time.Duration, error) {
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/oid", nil)
 	req.Header.Set("Authorization", "Bearer tok-legit")
 	start := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
-		t.Fatalf("with %d idle connections held: %v after %v", idle, err, time.Since(start))
+		return 0, fmt.Errorf("%w after %v", err, time.Since(start))
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("with %d idle connections held: %d", idle, resp.StatusCode)
+		return 0, fmt.Errorf("status %d", resp.StatusCode)
 	}
-	t.Logf("answered in %v with %d idle connections held, file limit 256", time.Since(start), idle)
+	return time.Since(start), nil
+}
+
+// Connections that are not idle but make no progress take room as idle ones
+// do: a request whose body never comes (net/http reads what the handler left of
+// it, before answering and after, until ReadTimeout, 10 s), and requests whose
+// answers are never read (a write blocks until WriteTimeout once the socket
+// buffers are full: /openapi.json is 132 KB and needs no token). 300 of either,
+// held for 3 s by a client without a token, must leave room for a new client's
+// request. The 3 s are the attack's length, not a wait for seqd: by then every
+// write to the second kind has stalled for more than a second.
+func TestStalledConnectionFloodLeavesRoom(t *testing.T) {
+	for _, c := range []struct{ name, request string }{
+		{"body never sent", "POST /oid HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\n\r\n"},
+		{"answers never read", strings.Repeat("GET /openapi.json HTTP/1.1\r\nHost: localhost\r\n\r\n", 100)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			addr := startLimitedSeqd(t)
+			// A small receive buffer, set before connecting (the window is agreed
+			// then): little room for the answers.
+			dialer := net.Dialer{Timeout: 5 * time.Second, Control: func(_, _ string, rc syscall.RawConn) error {
+				return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+			}}
+			const stalled = 300
+			for range stalled {
+				conn, err := dialer.Dial("tcp", addr)
+				if err != nil {
+					t.Fatalf("dialling: %v", err)
+				}
+				t.Cleanup(func() { conn.Close() })
+				go io.WriteString(conn, c.request) // may block: seqd stops reading
+			}
+			time.Sleep(3 * time.Second) // the flood, held
+			took, err := legitRequest(addr)
+			if err != nil {
+				t.Fatalf("with %d stalled connections held: %v", stalled, err)
+			}
+			t.Logf("answered in %v with %d stalled connections held, file limit 256", took, stalled)
+		})
+	}
 }
 
 // lowerFileLimit sets this process's file limit to SEQD_TEST_NOFILE, when set,
@@ -288,5 +343,98 @@ func TestCutScopeKeepsScope(t *testing.T) {
 	}
 	if got, err := s.status(http.DefaultClient, http.MethodGet, "/seq/tenant-b.secret", "tokR"); err != nil || got != http.StatusForbidden {
 		t.Errorf("after the cut file: %d, %v; want 403 (tokR was given tenant-b.secret)", got, err)
+	}
+}
+
+// A token file that is no file (a named pipe, a device) is refused, at start and
+// at SIGHUP, rather than waited on: reading a pipe blocks until something writes
+// to it, and seqd then neither starts, nor reads the tokens again on a later
+// SIGHUP, nor stops on SIGTERM (it waits for the reload to end), all without a
+// word in the log.
+func TestTokenFileThatIsNoFile(t *testing.T) {
+	// unblock ends a read of the pipe path, if one is waiting, so that a failing
+	// test ends.
+	unblock := func(path string) {
+		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	}
+	mkfifo := func(t *testing.T, path string) {
+		t.Helper()
+		if err := syscall.Mkfifo(path, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("start", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "tokens")
+		mkfifo(t, path)
+		done := make(chan error, 1)
+		go func() {
+			_, err := parseConfig([]string{"--tokens-file", path}, envOf("MONGODB_URI", "mongodb://127.0.0.1:1"), io.Discard)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), path) {
+				t.Errorf("a named pipe as --tokens-file: %v, want an error naming it", err)
+			}
+		case <-time.After(5 * time.Second):
+			unblock(path)
+			<-done
+			t.Errorf("a named pipe as --tokens-file: no answer in 5 s (reading it waits for a writer)")
+		}
+	})
+
+	t.Run("SIGHUP", func(t *testing.T) {
+		dir := t.TempDir()
+		path := writeFile(t, dir, "tokens", "tokR tenant-a.*\n")
+		s := startSeqd(t, "--tokens-file", path)
+		pipe := filepath.Join(dir, "pipe")
+		mkfifo(t, pipe)
+		if err := os.Rename(pipe, path); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unblock(path) }) // before seqd stops (cleanups run last first)
+		hangup(t)
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(s.log.String(), `"msg":"SIGHUP: tokens not reloaded`) {
+			if time.Now().After(deadline) {
+				t.Fatalf("a named pipe in place of the tokens file: no \"tokens not reloaded\" in 5 s:\n%s", s.log)
+			}
+			time.Sleep(10 * time.Millisecond) // polling the log, with a deadline
+		}
+	})
+}
+
+// A request's header is bounded at 32 KB (nginx's default, 4 buffers of 8 KB):
+// net/http's default, 1 MB, let a client without a token make each connection
+// it holds cost seqd a megabyte while the header comes (400 connections sending
+// 1 MB headers took seqd from 19 to 444 MB), where the connection cap counts
+// connections at about 20 KB each. A longer header gets 431; one of 16 KB (a
+// browser's cookies for localhost, say) is served.
+func TestRequestHeaderBounded(t *testing.T) {
+	s := startSeqd(t)
+	for _, c := range []struct {
+		size int
+		want int
+	}{
+		{16 << 10, http.StatusOK},
+		{64 << 10, http.StatusRequestHeaderFieldsTooLarge},
+	} {
+		req, err := http.NewRequest(http.MethodGet, "http://"+s.addr+"/oid", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Cookie", "c="+strings.Repeat("a", c.size))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("GET /oid with a header of %d KB: %d, want %d", c.size>>10, resp.StatusCode, c.want)
+		}
 	}
 }

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/seqd/seqd/httpapi"
 )
@@ -161,9 +163,24 @@ type tokenLine struct {
 // utf8BOM is the byte-order mark an editor may put at the start of a file.
 var utf8BOM = []byte("\xef\xbb\xbf")
 
-// readTokenFile reads the tokens of a file (tokenSources' format).
+// readTokenFile reads the tokens of a file (tokenSources' format). The file must
+// be a regular file: a named pipe or a device would be waited on, or read without
+// end, at start or at a SIGHUP, and seqd would neither read its tokens again nor
+// stop (O_NONBLOCK opens a pipe without waiting for a writer).
 func readTokenFile(path string) ([]tokenLine, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%v); write the tokens to a file and rename it into place", path, info.Mode().Type())
+	}
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return nil, err
 	}
