@@ -29,7 +29,7 @@ type Numbering struct {
 }
 
 // maxPastPeriods bounds the finished periods a counter document remembers
-// (Sequence.Past): 32 keys of at most 16 bytes and their values.
+// (PeriodValue): 32 keys of at most 16 bytes and their values.
 const maxPastPeriods = 32
 
 // maxPeriodTries bounds a periodic write's attempts: each one that fails
@@ -99,6 +99,9 @@ func (n Numbering) parse() (*numbered, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidMode, err)
 	}
+	if unit == period.None && zone != time.UTC {
+		return nil, fmt.Errorf("%w: a time zone (%s) goes with a period", ErrInvalidMode, zone)
+	}
 	nb := &numbered{spec: period.Spec{Unit: unit, Zone: zone}}
 	if n.Format != "" {
 		if nb.format, err = period.ParseFormat(n.Format); err != nil {
@@ -111,9 +114,9 @@ func (n Numbering) parse() (*numbered, error) {
 	nb.stored = Numbering{Format: n.Format}
 	if unit != period.None {
 		nb.stored.Period = unit.String()
-		if zone != time.UTC {
-			nb.stored.TimeZone = n.TimeZone
-		}
+	}
+	if zone != time.UTC {
+		nb.stored.TimeZone = n.TimeZone
 	}
 	return nb, nil
 }

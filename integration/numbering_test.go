@@ -326,6 +326,7 @@ func TestNumberingRefused(t *testing.T) {
 		{Period: "week"},
 		{Period: "day", TimeZone: "Mars/Olympus"},
 		{Period: "day", TimeZone: "Local"},
+		{TimeZone: "Europe/Berlin"}, // a zone without a period
 		{Format: "no value"},
 		{Format: "{yyyy}-{seq}"},                // a date without a period
 		{Period: "month", Format: "{dd}-{seq}"}, // finer than the period
