@@ -314,9 +314,9 @@ type moder interface {
 // value, mode and block bounds, and numbering (period, time_zone, format), any
 // of them. The whole body is checked before anything changes; then the value
 // is set, then a numbering of none, the mode, and any other numbering (so that
-// a sequence can leave its numbering and go cached in one request, or leave
-// cached mode and take one), and the answer is the sequence as stored after
-// them.
+// a sequence can leave its numbering and go cached in one request; one leaving
+// cached mode takes a numbering once its drain is over: invalid_mode before),
+// and the answer is the sequence as stored after them.
 func putSequence(seqs sequencers) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		q, seq, name, err := seqs.request(c, "force")
