@@ -58,6 +58,10 @@
 // Current always asks seqd: in cached use, a sequence's value counts the values
 // reserved in blocks, served or not.
 //
+// NextNumbered never uses the cache. Through NextN, the cache serves a periodic
+// sequence's values without their period, and a block's values stay its period's
+// after the next one has begun on seqd: read periodic sequences with NextNumbered.
+//
 // Without the cache, every value comes from a request, and the order across
 // requests is what the sequence's mode on seqd gives (strict: linearizable).
 package client
