@@ -5,6 +5,7 @@ package integration
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -351,4 +352,55 @@ func TestNumberingRefused(t *testing.T) {
 	if err := c.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Two seqd on one periodic sequence, over HTTP: the numbering set through one
+// is the other's too (it has never seen the name, and learns it from the
+// document at its first write), and their answers share the period, never
+// repeat, and are formatted alike.
+func TestNumberingTwoSeqd(t *testing.T) {
+	db := be.Database(t).Name()
+	a := startSeqdAt(t, seqdURI(), db, "SEQD_ADMIN_TOKEN="+adminToken)
+	b := startSeqdAt(t, seqdURI(), db, "SEQD_ADMIN_TOKEN="+adminToken)
+	do(t, "http://"+a.Addr(), call{method: http.MethodPut, path: "/seq/inv", token: adminToken,
+		body: `{"period":"year","time_zone":"Europe/Berlin","format":"INV-{yyyy}-{seq:6}"}`}).want(t, http.StatusOK, nil)
+	type answer struct {
+		Value          int64
+		Period         string
+		Formatted      string
+		FormattedFirst string `json:"formatted_first"`
+	}
+	seen := map[int64]bool{}
+	var period string
+	for i := range 10 {
+		base := "http://" + a.Addr()
+		if i%2 == 1 {
+			base = "http://" + b.Addr()
+		}
+		var got answer
+		do(t, base, call{method: http.MethodPost, path: "/seq/inv/next?count=2"}).want(t, http.StatusOK, &got)
+		if i == 0 {
+			period = got.Period
+		}
+		if got.Period != period || len(period) != 4 || seen[got.Value] ||
+			got.Formatted != fmt.Sprintf("INV-%s-%06d", period, got.Value) || got.FormattedFirst != fmt.Sprintf("INV-%s-%06d", period, got.Value-1) {
+			t.Fatalf("answer %d: %+v (period %q, seen %v)", i, got, period, seen)
+		}
+		seen[got.Value] = true
+	}
+	var cur struct {
+		Value         int64
+		CurrentPeriod string `json:"current_period"`
+	}
+	do(t, "http://"+b.Addr(), call{path: "/seq/inv"}).want(t, http.StatusOK, &cur)
+	if cur.Value != 20 || cur.CurrentPeriod != period {
+		t.Errorf("GET /seq/inv = %+v, want 20 of %s", cur, period)
+	}
+	var pv struct{ Value int64 }
+	do(t, "http://"+a.Addr(), call{path: "/seq/inv?period=" + period}).want(t, http.StatusOK, &pv)
+	if pv.Value != 20 {
+		t.Errorf("GET ?period=%s = %+v, want 20", period, pv)
+	}
+	do(t, "http://"+b.Addr(), call{method: http.MethodPut, path: "/seq/inv", token: adminToken,
+		body: `{"period":"fortnight"}`}).wantError(t, http.StatusBadRequest, "invalid_period")
 }
