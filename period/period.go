@@ -147,7 +147,11 @@ func ParseZone(name string) (*time.Location, error) {
 	return loc, nil
 }
 
-// Spec is a unit in a time zone. A nil Zone is UTC.
+// Spec is a unit in a time zone. A nil Zone is UTC. Its methods panic on a Unit
+// that ParseUnit does not return.
+//
+// The instants its methods return are in Zone and carry no monotonic clock
+// reading, so that those of one period are == to each other.
 type Spec struct {
 	Unit Unit
 	Zone *time.Location
@@ -275,8 +279,8 @@ func (s Spec) reach(t time.Time) time.Time {
 // first returns the first instant at which the zone's wall clock reads w (in UTC
 // fields) or later.
 func (s Spec) first(w time.Time) time.Time {
-	// The instant sought lies within maxShift of w read as UTC: from hi on, every
-	// reading is later than w.
+	// The instant sought lies within maxShift of w read as UTC: from w + maxShift
+	// on, every reading is later than w.
 	lo := w.Add(-maxShift)
 	found := w.Add(maxShift).In(s.zone())
 	for cur := found; ; {

@@ -219,3 +219,25 @@ func BenchmarkKey(b *testing.B) {
 		_ = s.Key(start)
 	}
 }
+
+// TestStartIsComparable checks that starts of one period are ==, even of
+// instants with a monotonic clock reading, and that they compare in time order.
+func TestStartIsComparable(t *testing.T) {
+	for _, zone := range []string{"UTC", "Asia/Kolkata"} {
+		s := Spec{Unit: Minute, Zone: mustZone(t, zone)}
+		now := time.Now()
+		a, b := s.Start(now), s.Start(now.Add(time.Nanosecond))
+		if s.End(now).Sub(now) > time.Nanosecond && a != b {
+			t.Errorf("%s: Start(now) = %#v != Start(now + 1ns) = %#v", zone, a, b)
+		}
+		if a != a.Round(0) {
+			t.Errorf("%s: Start(now) has a monotonic clock reading: %v", zone, a)
+		}
+		if k, err := s.ParseKey(s.Key(now)); err != nil || k != a {
+			t.Errorf("%s: ParseKey(Key(now)) = %#v, %v; want %#v", zone, k, err, a)
+		}
+		if next := s.End(now); !a.Before(next) || next != s.Start(next) {
+			t.Errorf("%s: End(now) = %v is not the next period's start after %v", zone, next, a)
+		}
+	}
+}
