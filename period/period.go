@@ -123,7 +123,7 @@ const maxZoneLen = 64
 // ParseZone loads the IANA time zone name ("Europe/Berlin"); "" and "UTC" are UTC.
 // "Local", the machine's own zone, is refused: periods must not depend on where
 // they are computed. The zone database is the system's, or the one embedded by a
-// program that imports time/tzdata.
+// program that imports time/tzdata; it is read on every call, so keep the result.
 func ParseZone(name string) (*time.Location, error) {
 	switch {
 	case name == "" || name == "UTC":
