@@ -55,16 +55,16 @@ type Format struct {
 func ParseFormat(s string) (Format, error) {
 	switch {
 	case s == "":
-		return Format{}, invalid(ErrInvalidFormat, "format is empty: it needs {seq}")
+		return Format{}, invalid(ErrInvalidFormat, "empty; it needs {seq}")
 	case len(s) > MaxFormatLen:
-		return Format{}, invalid(ErrInvalidFormat, "format is %d bytes long: at most %d", len(s), MaxFormatLen)
+		return Format{}, invalid(ErrInvalidFormat, "%d bytes long, at most %d", len(s), MaxFormatLen)
 	}
 	for i, r := range s {
 		if r == utf8.RuneError && !strings.HasPrefix(s[i:], string(utf8.RuneError)) {
-			return Format{}, invalid(ErrInvalidFormat, "format is not UTF-8 at offset %d", i)
+			return Format{}, invalid(ErrInvalidFormat, "not UTF-8 at offset %d", i)
 		}
 		if unicode.IsControl(r) {
-			return Format{}, invalid(ErrInvalidFormat, "format has a control character (%U) at offset %d", r, i)
+			return Format{}, invalid(ErrInvalidFormat, "a control character (%U) at offset %d", r, i)
 		}
 	}
 	var f Format
@@ -76,11 +76,11 @@ func ParseFormat(s string) (Format, error) {
 			text = append(text, c)
 			i += 2
 		case c == '}':
-			return Format{}, invalid(ErrInvalidFormat, "format has a lone } at offset %d: write }} for a brace", i)
+			return Format{}, invalid(ErrInvalidFormat, "a lone } at offset %d (write }} for a brace)", i)
 		case c == '{':
 			end := strings.IndexByte(s[i:], '}')
 			if end < 0 {
-				return Format{}, invalid(ErrInvalidFormat, "format has a { at offset %d that is not closed: write {{ for a brace", i)
+				return Format{}, invalid(ErrInvalidFormat, "a { at offset %d is not closed (write {{ for a brace)", i)
 			}
 			p, err := parseToken(s[i+1:i+end], i)
 			if err != nil {
@@ -106,7 +106,7 @@ func ParseFormat(s string) (Format, error) {
 		f.parts = append(f.parts, part{text: string(text)})
 	}
 	if !hasSeq {
-		return Format{}, invalid(ErrInvalidFormat, "format %s has no {seq}", quote(s))
+		return Format{}, invalid(ErrInvalidFormat, "%s has no {seq}", quote(s))
 	}
 	return f, nil
 }
@@ -121,13 +121,13 @@ func parseToken(name string, at int) (part, error) {
 	width, ok := strings.CutPrefix(name, "seq:")
 	if !ok {
 		return part{}, invalid(ErrInvalidFormat,
-			"format has an unknown token %s at offset %d: {seq}, {seq:N}, {yyyy}, {yy}, {MM}, {dd}, {HH}, {mm}, or {{ and }} for braces",
+			"unknown token %s at offset %d (known: {seq}, {seq:N}, {yyyy}, {yy}, {MM}, {dd}, {HH}, {mm}; {{ and }} for braces)",
 			quote("{"+name+"}"), at)
 	}
 	n, err := strconv.Atoi(width)
 	if err != nil || n < 1 || n > maxWidth || strconv.Itoa(n) != width {
 		return part{}, invalid(ErrInvalidFormat,
-			"format has %s at offset %d: the width N of {seq:N} is a number from 1 to %d, without leading zeros",
+			"%s at offset %d: N of {seq:N} is a number from 1 to %d, without leading zeros",
 			quote("{"+name+"}"), at, maxWidth)
 	}
 	return part{token: seq, width: uint8(n)}, nil
@@ -175,9 +175,9 @@ func (f Format) Check(s Spec) error {
 		}
 	}
 	if s.Unit == None {
-		return invalid(ErrInvalidFormat, "format uses %s, but the sequence has no period", name)
+		return invalid(ErrInvalidFormat, "%s needs a period, and the sequence has none", name)
 	}
-	return invalid(ErrInvalidFormat, "format uses %s, finer than the period (%s): it would always read the same", name, s.Unit)
+	return invalid(ErrInvalidFormat, "%s is finer than the period (%s): it would always read the same", name, s.Unit)
 }
 
 // Apply returns the format applied to value and to the period that starts at

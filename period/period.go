@@ -45,9 +45,9 @@
 // finer than the period ({dd} of a month would always read 01).
 //
 // Every failure of ParseUnit, ParseZone, ParseKey, ParseFormat and Format.Check
-// wraps one of the sentinels below, for errors.Is; its message is written for the
-// users of an API (it names what is wrong and where, and quotes at most a short
-// piece of the input).
+// wraps one of the sentinels below, for errors.Is, and its text goes on after the
+// sentinel's for the users of an API: what is wrong and where, quoting at most 40
+// bytes of the input ("invalid format: unknown token "{sq}" at offset 4 (…)").
 package period
 
 import (
@@ -65,17 +65,10 @@ var (
 	ErrInvalidFormat = errors.New("invalid format")
 )
 
-// invalidError is an error for users of an API, wrapping one of the sentinels.
-type invalidError struct {
-	kind error
-	msg  string
-}
-
-func (e *invalidError) Error() string { return e.msg }
-func (e *invalidError) Unwrap() error { return e.kind }
-
+// invalid returns an error wrapping kind, whose text goes on after kind's:
+// "invalid time zone: …", as the project's other errors do.
 func invalid(kind error, format string, args ...any) error {
-	return &invalidError{kind: kind, msg: fmt.Sprintf(format, args...)}
+	return fmt.Errorf("%w: "+format, append([]any{kind}, args...)...)
 }
 
 // quote quotes s for an error message, cut to 40 bytes (at a character boundary).
@@ -113,7 +106,7 @@ func ParseUnit(s string) (Unit, error) {
 			return Unit(u), nil
 		}
 	}
-	return None, invalid(ErrInvalidUnit, "unknown period %s: none, year, month, day, hour or minute", quote(s))
+	return None, invalid(ErrInvalidUnit, "%s, want none, year, month, day, hour or minute", quote(s))
 }
 
 // String returns the name ParseUnit parses.
@@ -130,24 +123,28 @@ const maxZoneLen = 64
 // ParseZone loads the IANA time zone name ("Europe/Berlin"); "" and "UTC" are UTC.
 // "Local", the machine's own zone, is refused: periods must not depend on where
 // they are computed. The zone database is the system's, or the one embedded by a
-// program that imports time/tzdata.
+// program that imports time/tzdata; it is read on every call, so keep the result.
 func ParseZone(name string) (*time.Location, error) {
 	switch {
 	case name == "" || name == "UTC":
 		return time.UTC, nil
 	case name == "Local":
-		return nil, invalid(ErrInvalidZone, `time zone "Local" depends on the machine: name an IANA zone such as Europe/Berlin`)
+		return nil, invalid(ErrInvalidZone, `"Local" depends on the machine; name an IANA zone such as Europe/Berlin`)
 	case len(name) > maxZoneLen:
-		return nil, invalid(ErrInvalidZone, "time zone %s is %d bytes long: IANA names have at most %d", quote(name), len(name), maxZoneLen)
+		return nil, invalid(ErrInvalidZone, "%s is %d bytes long; IANA names have at most %d", quote(name), len(name), maxZoneLen)
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, invalid(ErrInvalidZone, "unknown time zone %s: name an IANA zone such as Europe/Berlin", quote(name))
+		return nil, invalid(ErrInvalidZone, "%s is not an IANA zone name such as Europe/Berlin", quote(name))
 	}
 	return loc, nil
 }
 
-// Spec is a unit in a time zone. A nil Zone is UTC.
+// Spec is a unit in a time zone. A nil Zone is UTC. Its methods panic on a Unit
+// that ParseUnit does not return.
+//
+// The instants its methods return are in Zone and carry no monotonic clock
+// reading, so that those of one period are == to each other.
 type Spec struct {
 	Unit Unit
 	Zone *time.Location
@@ -210,7 +207,7 @@ func (s Spec) Key(t time.Time) string {
 var keyLayouts = [...]string{Year: "2006", Month: "2006-01", Day: "2006-01-02", Hour: "2006-01-02T15", Minute: "2006-01-02T15:04"}
 
 // keyShapes are keyLayouts as users read them.
-var keyShapes = [...]string{Year: "YYYY", Month: "YYYY-MM", Day: "YYYY-MM-DD", Hour: "YYYY-MM-DDTHH", Minute: "YYYY-MM-DDTHH:MM"}
+var keyShapes = [...]string{Year: "YYYY (a year)", Month: "YYYY-MM (a month)", Day: "YYYY-MM-DD (a day)", Hour: "YYYY-MM-DDTHH (an hour)", Minute: "YYYY-MM-DDTHH:MM (a minute)"}
 
 // ParseKey returns the start of the period named key, in s.Zone: Start of any
 // instant of that period. A key whose wall time the zone's clock skips names no
@@ -219,22 +216,22 @@ var keyShapes = [...]string{Year: "YYYY", Month: "YYYY-MM", Day: "YYYY-MM-DD", H
 func (s Spec) ParseKey(key string) (time.Time, error) {
 	if s.Unit == None {
 		if key != "" {
-			return time.Time{}, invalid(ErrInvalidKey, "a sequence without a period has no period %s", quote(key))
+			return time.Time{}, invalid(ErrInvalidKey, "%s, and the sequence has no period", quote(key))
 		}
 		return time.Time{}, nil
 	}
 	if int(s.Unit) >= len(keyLayouts) {
-		return time.Time{}, invalid(ErrInvalidKey, "unknown period %s", s.Unit)
+		return time.Time{}, invalid(ErrInvalidKey, "unknown unit %s", s.Unit)
 	}
 	// time.Parse takes a one-digit hour, or "+026" for a year: a key must read
 	// back as itself.
 	w, err := time.Parse(keyLayouts[s.Unit], key)
 	if err != nil || w.Format(keyLayouts[s.Unit]) != key {
-		return time.Time{}, invalid(ErrInvalidKey, "period key %s is not of the form %s (%s)", quote(key), keyShapes[s.Unit], s.Unit)
+		return time.Time{}, invalid(ErrInvalidKey, "%s, want %s", quote(key), keyShapes[s.Unit])
 	}
 	start := s.first(w)
 	if truncate(s.Unit, s.reach(start)) != w {
-		return time.Time{}, invalid(ErrInvalidKey, "period %s does not occur in %s: its clock skips it", quote(key), s.zone())
+		return time.Time{}, invalid(ErrInvalidKey, "%s does not occur in %s: its clock skips it", quote(key), s.zone())
 	}
 	return start, nil
 }
@@ -275,8 +272,8 @@ func (s Spec) reach(t time.Time) time.Time {
 // first returns the first instant at which the zone's wall clock reads w (in UTC
 // fields) or later.
 func (s Spec) first(w time.Time) time.Time {
-	// The instant sought lies within maxShift of w read as UTC: from hi on, every
-	// reading is later than w.
+	// The instant sought lies within maxShift of w read as UTC: from w + maxShift
+	// on, every reading is later than w.
 	lo := w.Add(-maxShift)
 	found := w.Add(maxShift).In(s.zone())
 	for cur := found; ; {

@@ -114,7 +114,7 @@ func TestNone(t *testing.T) {
 		t.Errorf("ParseKey(\"\") = %v, %v; want the zero Time", got, err)
 	}
 	_, err := s.ParseKey("2026")
-	checkErr(t, err, ErrInvalidKey, `a sequence without a period has no period "2026"`)
+	checkErr(t, err, ErrInvalidKey, `invalid period key: "2026", and the sequence has no period`)
 }
 
 func checkErr(tb testing.TB, err, kind error, msg string) {
@@ -137,18 +137,18 @@ func TestParseKeyErrors(t *testing.T) {
 		key  string
 		msg  string
 	}{
-		{"Europe/Berlin", Hour, "2027-03-28T02", `period "2027-03-28T02" does not occur in Europe/Berlin: its clock skips it`},
-		{"Europe/Berlin", Minute, "2027-03-28T02:30", `period "2027-03-28T02:30" does not occur in Europe/Berlin: its clock skips it`},
-		{"Pacific/Apia", Day, "2011-12-30", `period "2011-12-30" does not occur in Pacific/Apia: its clock skips it`},
-		{"UTC", Month, "2026-13", `period key "2026-13" is not of the form YYYY-MM (month)`},
-		{"UTC", Month, "2026-1", `period key "2026-1" is not of the form YYYY-MM (month)`},
-		{"UTC", Year, "+026", `period key "+026" is not of the form YYYY (year)`},
-		{"UTC", Year, "2026-11", `period key "2026-11" is not of the form YYYY (year)`},
-		{"UTC", Day, "2026-02-29", `period key "2026-02-29" is not of the form YYYY-MM-DD (day)`},
-		{"UTC", Hour, "2026-11-26T7", `period key "2026-11-26T7" is not of the form YYYY-MM-DDTHH (hour)`},
-		{"UTC", Hour, "2026-11-26T24", `period key "2026-11-26T24" is not of the form YYYY-MM-DDTHH (hour)`},
-		{"UTC", Minute, "2026-11-26 17:05", `period key "2026-11-26 17:05" is not of the form YYYY-MM-DDTHH:MM (minute)`},
-		{"UTC", Minute, "", `period key "" is not of the form YYYY-MM-DDTHH:MM (minute)`},
+		{"Europe/Berlin", Hour, "2027-03-28T02", `invalid period key: "2027-03-28T02" does not occur in Europe/Berlin: its clock skips it`},
+		{"Europe/Berlin", Minute, "2027-03-28T02:30", `invalid period key: "2027-03-28T02:30" does not occur in Europe/Berlin: its clock skips it`},
+		{"Pacific/Apia", Day, "2011-12-30", `invalid period key: "2011-12-30" does not occur in Pacific/Apia: its clock skips it`},
+		{"UTC", Month, "2026-13", `invalid period key: "2026-13", want YYYY-MM (a month)`},
+		{"UTC", Month, "2026-1", `invalid period key: "2026-1", want YYYY-MM (a month)`},
+		{"UTC", Year, "+026", `invalid period key: "+026", want YYYY (a year)`},
+		{"UTC", Year, "2026-11", `invalid period key: "2026-11", want YYYY (a year)`},
+		{"UTC", Day, "2026-02-29", `invalid period key: "2026-02-29", want YYYY-MM-DD (a day)`},
+		{"UTC", Hour, "2026-11-26T7", `invalid period key: "2026-11-26T7", want YYYY-MM-DDTHH (an hour)`},
+		{"UTC", Hour, "2026-11-26T24", `invalid period key: "2026-11-26T24", want YYYY-MM-DDTHH (an hour)`},
+		{"UTC", Minute, "2026-11-26 17:05", `invalid period key: "2026-11-26 17:05", want YYYY-MM-DDTHH:MM (a minute)`},
+		{"UTC", Minute, "", `invalid period key: "", want YYYY-MM-DDTHH:MM (a minute)`},
 	} {
 		s := Spec{Unit: c.unit, Zone: mustZone(t, c.zone)}
 		_, err := s.ParseKey(c.key)
@@ -168,7 +168,7 @@ func TestUnit(t *testing.T) {
 	}
 	for _, s := range []string{"", "Year", "weekly", "years"} {
 		_, err := ParseUnit(s)
-		checkErr(t, err, ErrInvalidUnit, "unknown period "+quote(s)+": none, year, month, day, hour or minute")
+		checkErr(t, err, ErrInvalidUnit, "invalid period: "+quote(s)+", want none, year, month, day, hour or minute")
 	}
 }
 
@@ -182,14 +182,14 @@ func TestParseZone(t *testing.T) {
 		t.Errorf("ParseZone(Asia/Kolkata) = %v, %v", loc, err)
 	}
 	for _, c := range []struct{ name, msg string }{
-		{"Mars/Olympus_Mons", `unknown time zone "Mars/Olympus_Mons": name an IANA zone such as Europe/Berlin`},
-		{"europe/berlin", `unknown time zone "europe/berlin": name an IANA zone such as Europe/Berlin`},
-		{"../../etc/passwd", `unknown time zone "../../etc/passwd": name an IANA zone such as Europe/Berlin`},
-		{"/etc/localtime", `unknown time zone "/etc/localtime": name an IANA zone such as Europe/Berlin`},
-		{"Europe\x00Berlin", `unknown time zone "Europe\x00Berlin": name an IANA zone such as Europe/Berlin`},
-		{"+05:30", `unknown time zone "+05:30": name an IANA zone such as Europe/Berlin`},
-		{"Local", `time zone "Local" depends on the machine: name an IANA zone such as Europe/Berlin`},
-		{"America/" + string(make([]byte, 60)), `time zone "America/\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"… is 68 bytes long: IANA names have at most 64`},
+		{"Mars/Olympus_Mons", `invalid time zone: "Mars/Olympus_Mons" is not an IANA zone name such as Europe/Berlin`},
+		{"europe/berlin", `invalid time zone: "europe/berlin" is not an IANA zone name such as Europe/Berlin`},
+		{"../../etc/passwd", `invalid time zone: "../../etc/passwd" is not an IANA zone name such as Europe/Berlin`},
+		{"/etc/localtime", `invalid time zone: "/etc/localtime" is not an IANA zone name such as Europe/Berlin`},
+		{"Europe\x00Berlin", `invalid time zone: "Europe\x00Berlin" is not an IANA zone name such as Europe/Berlin`},
+		{"+05:30", `invalid time zone: "+05:30" is not an IANA zone name such as Europe/Berlin`},
+		{"Local", `invalid time zone: "Local" depends on the machine; name an IANA zone such as Europe/Berlin`},
+		{"America/" + string(make([]byte, 60)), `invalid time zone: "America/\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"… is 68 bytes long; IANA names have at most 64`},
 	} {
 		_, err := ParseZone(c.name)
 		checkErr(t, err, ErrInvalidZone, c.msg)
@@ -217,5 +217,27 @@ func BenchmarkKey(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = s.Key(start)
+	}
+}
+
+// TestStartIsComparable checks that starts of one period are ==, even of
+// instants with a monotonic clock reading, and that they compare in time order.
+func TestStartIsComparable(t *testing.T) {
+	for _, zone := range []string{"UTC", "Asia/Kolkata"} {
+		s := Spec{Unit: Minute, Zone: mustZone(t, zone)}
+		now := time.Now()
+		a, b := s.Start(now), s.Start(now.Add(time.Nanosecond))
+		if s.End(now).Sub(now) > time.Nanosecond && a != b {
+			t.Errorf("%s: Start(now) = %#v != Start(now + 1ns) = %#v", zone, a, b)
+		}
+		if a != a.Round(0) {
+			t.Errorf("%s: Start(now) has a monotonic clock reading: %v", zone, a)
+		}
+		if k, err := s.ParseKey(s.Key(now)); err != nil || k != a {
+			t.Errorf("%s: ParseKey(Key(now)) = %#v, %v; want %#v", zone, k, err, a)
+		}
+		if next := s.End(now); !a.Before(next) || next != s.Start(next) {
+			t.Errorf("%s: End(now) = %v is not the next period's start after %v", zone, next, a)
+		}
 	}
 }
