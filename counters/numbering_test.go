@@ -86,10 +86,10 @@ func TestNumberingCheck(t *testing.T) {
 		{Numbering{Period: "none"}, "", nil},
 		{Numbering{Format: "T-{seq:5}"}, "", nil},
 		{Numbering{Period: "minute", TimeZone: "Asia/Kolkata", Format: "{yy}{MM}{dd}{HH}{mm}{seq}"}, "", nil},
-		{Numbering{Period: "week"}, `unknown period "week": none, year, month, day, hour or minute`, period.ErrInvalidUnit},
-		{Numbering{Period: "day", TimeZone: "Mars/Olympus"}, `unknown time zone "Mars/Olympus": name an IANA zone such as Europe/Berlin`, period.ErrInvalidZone},
+		{Numbering{Period: "week"}, `invalid period: "week", want none, year, month, day, hour or minute`, period.ErrInvalidUnit},
+		{Numbering{Period: "day", TimeZone: "Mars/Olympus"}, `invalid time zone: "Mars/Olympus" is not an IANA zone name such as Europe/Berlin`, period.ErrInvalidZone},
 		{Numbering{TimeZone: "Europe/Berlin"}, "a time zone (Europe/Berlin) goes with a period", nil},
-		{Numbering{Format: "{yyyy}{seq}"}, "format uses {yyyy}, but the sequence has no period", period.ErrInvalidFormat},
+		{Numbering{Format: "{yyyy}{seq}"}, "invalid format: {yyyy} needs a period, and the sequence has none", period.ErrInvalidFormat},
 	} {
 		err := tc.nb.Check()
 		switch {

@@ -98,15 +98,15 @@ func TestNumberingRefused(t *testing.T) {
 	for _, tc := range []struct {
 		body, code, message string
 	}{
-		{`{"period":"week"}`, "invalid_period", `unknown period "week": none, year, month, day, hour or minute`},
+		{`{"period":"week"}`, "invalid_period", `invalid period: "week", want none, year, month, day, hour or minute`},
 		{`{"period":1}`, "invalid_period", "period must be a string, got 1"},
 		{`{"period":null}`, "invalid_period", "period must be a string, got null"},
-		{`{"period":"day","time_zone":"Mars/Olympus"}`, "invalid_time_zone", `unknown time zone "Mars/Olympus": name an IANA zone such as Europe/Berlin`},
+		{`{"period":"day","time_zone":"Mars/Olympus"}`, "invalid_time_zone", `invalid time zone: "Mars/Olympus" is not an IANA zone name such as Europe/Berlin`},
 		{`{"time_zone":"Europe/Berlin"}`, "invalid_time_zone", `time_zone goes with a period: add "period"`},
 		{`{"format":"{seq"}`, "invalid_format", ""},
 		{`{"format":"no value"}`, "invalid_format", ""},
-		{`{"format":"{yyyy}-{seq}"}`, "invalid_format", "format uses {yyyy}, but the sequence has no period"},
-		{`{"period":"month","format":"{dd}-{seq}"}`, "invalid_format", "format uses {dd}, finer than the period (month): it would always read the same"},
+		{`{"format":"{yyyy}-{seq}"}`, "invalid_format", "invalid format: {yyyy} needs a period, and the sequence has none"},
+		{`{"period":"month","format":"{dd}-{seq}"}`, "invalid_format", "invalid format: {dd} is finer than the period (month): it would always read the same"},
 		{`{"format":"` + strings.Repeat("x", 257) + `{seq}"}`, "invalid_format", ""},
 		{`{"mode":"cached","period":"year"}`, "invalid_mode", ""},
 		{`{"mode":"cached","format":"{seq}"}`, "invalid_mode", ""},
