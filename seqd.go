@@ -22,6 +22,16 @@ type Range struct {
 // Count is the number of values in r.
 func (r Range) Count() int64 { return r.Last - r.First + 1 }
 
+// Numbered is a reservation of a numbered sequence: its values, the key of the
+// period they belong to ("2026-11"; "" for a sequence without a period), and
+// Last and, for more than one value, First formatted ("" without a format).
+type Numbered struct {
+	Range
+	Period         string
+	Formatted      string
+	FormattedFirst string
+}
+
 // Mode is how a sequence hands out values. It is stored with the sequence, so
 // every instance and process agrees on it.
 type Mode string
@@ -62,6 +72,15 @@ type Sequence struct {
 	// switch completes once an instance has waited the longest lease on its own
 	// clock.
 	StrictFrom time.Time
+
+	// Period ("year", "month", "day", "hour" or "minute"; "" for none),
+	// TimeZone (an IANA name; "" for UTC) and Format ("" for none) are how
+	// people read the sequence's values: it restarts at 1 each period of its
+	// time zone's wall clock, and answers carry the value formatted.
+	Period, TimeZone, Format string
+	// PeriodKey names the period Value belongs to ("2026-11"); "" before the
+	// first value of a periodic sequence, and for one without a period.
+	PeriodKey string
 
 	Err error
 }

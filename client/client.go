@@ -58,6 +58,10 @@
 // Current always asks seqd: in cached use, a sequence's value counts the values
 // reserved in blocks, served or not.
 //
+// NextNumbered never uses the cache. Through NextN, the cache serves a periodic
+// sequence's values without their period, and a block's values stay its period's
+// after the next one has begun on seqd: read periodic sequences with NextNumbered.
+//
 // Without the cache, every value comes from a request, and the order across
 // requests is what the sequence's mode on seqd gives (strict: linearizable).
 package client
@@ -242,6 +246,45 @@ func (c *Client) NextN(ctx context.Context, name string, n int64) (seqd.Range, e
 		return seqd.Range{}, fmt.Errorf("client: next %q: %w", name, ErrClosed)
 	}
 	return c.fetch(ctx, name, n)
+}
+
+// NextNumbered returns n contiguous values of the numbered sequence name
+// (PUT /seq/{name} with a period or a format), with the key of the period they
+// belong to and their formatted text, from one request. It never uses the
+// local cache: a period's values come from seqd, so that periods never go
+// back. For a sequence without a numbering, the period and texts are "".
+func (c *Client) NextNumbered(ctx context.Context, name string, n int64) (seqd.Numbered, error) {
+	if !seqd.ValidName(name) {
+		return seqd.Numbered{}, fmt.Errorf("client: next %q: %w", name, seqd.ErrInvalidName)
+	}
+	if c.closed.Load() {
+		return seqd.Numbered{}, fmt.Errorf("client: next %q: %w", name, ErrClosed)
+	}
+	return c.fetchNumbered(ctx, name, n)
+}
+
+// PeriodValue returns the last value of the periodic sequence name in the
+// period key ("2026-11"): the current period's, or one of the latest finished
+// ones seqd remembers. A period it does not remember is seqd.ErrNotFound.
+func (c *Client) PeriodValue(ctx context.Context, name, key string) (int64, error) {
+	if !seqd.ValidName(name) {
+		return 0, fmt.Errorf("client: period value %q: %w", name, seqd.ErrInvalidName)
+	}
+	if c.closed.Load() {
+		return 0, fmt.Errorf("client: period value %q: %w", name, ErrClosed)
+	}
+	var a struct {
+		Name   string `json:"name"`
+		Period string `json:"period"`
+		Value  *int64 `json:"value"`
+	}
+	if err := c.ask(ctx, http.MethodGet, "/seq/"+url.PathEscape(name)+"?period="+url.QueryEscape(key), &a); err != nil {
+		return 0, fmt.Errorf("client: period value %q: %w", name, err)
+	}
+	if a.Name != name || a.Period != key || a.Value == nil || *a.Value < 0 {
+		return 0, fmt.Errorf("client: period value %q: %w: seqd's answer is not the value of period %q", name, seqd.ErrUnavailable, key)
+	}
+	return *a.Value, nil
 }
 
 // Current returns the sequence name as seqd stores it: its value (the last value

@@ -53,6 +53,9 @@ var sentinels = map[string]error{
 	"invalid_count":      seqd.ErrInvalidCount,
 	"invalid_value":      seqd.ErrInvalidValue,
 	"invalid_mode":       seqd.ErrInvalidMode,
+	"invalid_period":     seqd.ErrInvalidMode, // a numbering, like a mode, is how a sequence hands out values
+	"invalid_time_zone":  seqd.ErrInvalidMode,
+	"invalid_format":     seqd.ErrInvalidMode,
 	"sequence_not_found": seqd.ErrNotFound,
 	"exhausted":          seqd.ErrExhausted,
 	"backwards":          seqd.ErrBackwards,

@@ -28,19 +28,26 @@ const (
 // bytes, and anything much longer is not seqd's.
 const maxAnswer = 64 << 10
 
-// fetch reserves n values of name with one call of POST /seq/{name}/next?count=n:
-// the request of NextN without the cache, and the cache's blocks.Fetch.
-func (c *Client) fetch(ctx context.Context, name string, n int64) (seqd.Range, error) {
+// fetchNumbered is fetch that also returns the period and formatted values
+// of a numbered sequence.
+func (c *Client) fetchNumbered(ctx context.Context, name string, n int64) (seqd.Numbered, error) {
 	var a nextAnswer
 	path := "/seq/" + url.PathEscape(name) + "/next?count=" + strconv.FormatInt(n, 10)
 	if err := c.ask(ctx, http.MethodPost, path, &a); err != nil {
-		return seqd.Range{}, fmt.Errorf("client: next %d of %q: %w", n, name, err)
+		return seqd.Numbered{}, fmt.Errorf("client: next %d of %q: %w", n, name, err)
 	}
 	r, err := a.valuesOf(name, n)
 	if err != nil {
-		return seqd.Range{}, fmt.Errorf("client: next %d of %q: %w", n, name, err)
+		return seqd.Numbered{}, fmt.Errorf("client: next %d of %q: %w", n, name, err)
 	}
-	return r, nil
+	return seqd.Numbered{Range: r, Period: a.Period, Formatted: a.Formatted, FormattedFirst: a.FormattedFirst}, nil
+}
+
+// fetch reserves n values of name with one call of POST /seq/{name}/next?count=n:
+// the request of NextN without the cache, and the cache's blocks.Fetch.
+func (c *Client) fetch(ctx context.Context, name string, n int64) (seqd.Range, error) {
+	r, err := c.fetchNumbered(ctx, name, n)
+	return r.Range, err
 }
 
 // ask sends method path and decodes seqd's JSON answer into v. It asks again on
@@ -148,6 +155,10 @@ type nextAnswer struct {
 	Value int64  `json:"value"`
 	First int64  `json:"first"`
 	Count int64  `json:"count"`
+	// A numbered sequence's
+	Period         string `json:"period"`
+	Formatted      string `json:"formatted"`
+	FormattedFirst string `json:"formatted_first"`
 }
 
 // valuesOf checks that a answers a request for n values of name, and returns them.
@@ -173,6 +184,11 @@ type sequenceAnswer struct {
 		Returned int64 `json:"returned"`
 	} `json:"blocks"`
 	StrictFrom time.Time `json:"strict_from"`
+
+	Period        string `json:"period"`
+	TimeZone      string `json:"time_zone"`
+	Format        string `json:"format"`
+	CurrentPeriod string `json:"current_period"`
 }
 
 // sequence checks that s describes name, and returns it.
@@ -188,6 +204,7 @@ func (s sequenceAnswer) sequence(name string) (seqd.Sequence, error) {
 		Name: name, Value: *s.Value, Mode: mode, MinBlock: s.MinBlock, MaxBlock: s.MaxBlock,
 		Blocks:     seqd.BlockCounts{Reserved: s.Blocks.Reserved, Served: s.Blocks.Served, Returned: s.Blocks.Returned},
 		StrictFrom: s.StrictFrom,
+		Period:     s.Period, TimeZone: s.TimeZone, Format: s.Format, PeriodKey: s.CurrentPeriod,
 	}, nil
 }
 

@@ -699,6 +699,9 @@ func (c *Counter) setMode(ctx context.Context, name string, mode seqd.Mode, minB
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return false, err
 		}
+		if mode == seqd.ModeCached && exists && cur.numbering != (Numbering{}) {
+			return false, fmt.Errorf("%w: a sequence with a period or format is strict (SetNumbering): set numbering none first", ErrInvalidMode)
+		}
 		set := bson.D{}
 		var unset bson.D
 		bump := true

@@ -107,8 +107,28 @@ type waiter struct {
 }
 
 type outcome struct {
-	r   Range
-	err error
+	r    Range
+	note any // what the write told its callers (setNote)
+	err  error
+}
+
+// noteKey keys, in the context a write runs on, where it may leave a note
+// for every caller it serves: a periodic sequence's write says which period
+// its values belong to. A value, not a return of reserveFunc, so that the
+// writes that have nothing to say (Optimistic's, block fetches) stay as they
+// are.
+type noteKey struct{}
+
+// withNote returns ctx with room for a note at *note.
+func withNote(ctx context.Context, note *any) context.Context {
+	return context.WithValue(ctx, noteKey{}, note)
+}
+
+// setNote leaves v for the callers of the write that runs on ctx.
+func setNote(ctx context.Context, v any) {
+	if p, ok := ctx.Value(noteKey{}).(*any); ok {
+		*p = v
+	}
 }
 
 // A batch is one write and the callers it serves.
@@ -117,6 +137,7 @@ type batch struct {
 	sum     int64
 	ctx     context.Context
 	cancel  context.CancelFunc
+	note    any // set by the write (setNote), read after it returned
 	present int // callers still waiting for the result; guarded by coalescer.mu
 }
 
@@ -127,7 +148,14 @@ type batch struct {
 // to its session and must not carry other callers' values. (Counter and
 // Optimistic refuse a call inside a transaction before it comes here.)
 func (c *coalescer) do(ctx context.Context, name string, n int64, doc func(id int64) any) (Range, error) {
-	return c.join(ctx, name, &waiter{ctx: ctx, n: n, doc: doc, done: make(chan outcome, 1)})
+	o := c.join(ctx, name, &waiter{ctx: ctx, n: n, doc: doc, done: make(chan outcome, 1)})
+	return o.r, o.err
+}
+
+// doNote is do that also returns the note the write left (setNote), or nil.
+func (c *coalescer) doNote(ctx context.Context, name string, n int64) (Range, any, error) {
+	o := c.join(ctx, name, &waiter{ctx: ctx, n: n, done: make(chan outcome, 1)})
+	return o.r, o.note, o.err
 }
 
 // solo runs write for name in the queue's order, alone: after the writes for
@@ -135,7 +163,8 @@ func (c *coalescer) do(ctx context.Context, name string, n int64, doc func(id in
 // later. write gets n and returns what it reserved, as a reserveFunc does; with
 // Options.NoCoalesce or inside a session it runs at once, as every call does.
 func (c *coalescer) solo(ctx context.Context, name string, n int64, write reserveFunc) (Range, error) {
-	return c.join(ctx, name, &waiter{ctx: ctx, n: n, solo: write, done: make(chan outcome, 1)})
+	o := c.join(ctx, name, &waiter{ctx: ctx, n: n, solo: write, done: make(chan outcome, 1)})
+	return o.r, o.err
 }
 
 // writesAlone reports whether a call on ctx makes its write alone, at once,
@@ -145,14 +174,15 @@ func (c *coalescer) writesAlone(ctx context.Context) bool {
 }
 
 // join queues w for name and waits for its outcome.
-func (c *coalescer) join(ctx context.Context, name string, w *waiter) (Range, error) {
+func (c *coalescer) join(ctx context.Context, name string, w *waiter) outcome {
 	n := w.n
 	if c.writesAlone(ctx) {
-		first, count, err := c.writer(w)(ctx, name, n, builder([]*waiter{w}))
-		return c.single(w, first, count, err)
+		var note any
+		first, count, err := c.writer(w)(withNote(ctx, &note), name, n, builder([]*waiter{w}))
+		return c.single(w, first, count, note, err)
 	}
 	if err := ctx.Err(); err != nil {
-		return Range{}, err
+		return outcome{err: err}
 	}
 	c.mu.Lock()
 	q, ok := c.queues[name]
@@ -164,7 +194,7 @@ func (c *coalescer) join(ctx context.Context, name string, w *waiter) (Range, er
 	if q.tooMany != 0 && n >= q.tooMany && w.solo == nil {
 		err := q.exhausted
 		c.mu.Unlock()
-		return Range{}, err
+		return outcome{err: err}
 	}
 	if len(q.waiting) == 0 && c.mayStart(q, w) {
 		c.sent(q, w)
@@ -179,7 +209,7 @@ func (c *coalescer) join(ctx context.Context, name string, w *waiter) (Range, er
 
 	select {
 	case o := <-w.done:
-		return o.r, o.err
+		return o
 	case <-ctx.Done():
 	}
 	c.leave(name, q, w)
@@ -187,9 +217,9 @@ func (c *coalescer) join(ctx context.Context, name string, w *waiter) (Range, er
 	case o := <-w.done:
 		// The write finished while we were leaving. Take the values rather than
 		// leave a gap.
-		return o.r, o.err
+		return o
 	default:
-		return Range{}, ctx.Err()
+		return outcome{err: ctx.Err()}
 	}
 }
 
@@ -200,7 +230,7 @@ func (c *coalescer) join(ctx context.Context, name string, w *waiter) (Range, er
 // goroutines of their own. The write runs on a fresh context, as a batch's does,
 // with the caller's deadline (or now+timeout), and is cancelled when the caller
 // gives up.
-func (c *coalescer) lead(ctx context.Context, name string, q *queue, w *waiter) (Range, error) {
+func (c *coalescer) lead(ctx context.Context, name string, q *queue, w *waiter) outcome {
 	if c.queued != nil {
 		c.queued(name)
 	}
@@ -210,7 +240,8 @@ func (c *coalescer) lead(ctx context.Context, name string, q *queue, w *waiter) 
 	}
 	wctx, cancel := context.WithDeadline(context.Background(), deadline)
 	stop := context.AfterFunc(ctx, cancel)
-	first, count, err := c.writer(w)(wctx, name, w.n, builder([]*waiter{w}))
+	var note any
+	first, count, err := c.writer(w)(withNote(wctx, &note), name, w.n, builder([]*waiter{w}))
 	stop()
 	cancel()
 
@@ -222,29 +253,29 @@ func (c *coalescer) lead(ctx context.Context, name string, q *queue, w *waiter) 
 	c.mu.Unlock()
 
 	if err != nil && ctx.Err() != nil {
-		return Range{}, ctx.Err()
+		return outcome{err: ctx.Err()}
 	}
-	return c.single(w, first, count, err)
+	return c.single(w, first, count, note, err)
 }
 
 // single answers w, whose write served it alone: count values from first, or err.
 // A caller gets all n values it asked for: only Optimistic writes can come up
 // short, and its callers ask for one. A solo write may return fewer, and its
 // caller gets what it returned.
-func (c *coalescer) single(w *waiter, first, count int64, err error) (Range, error) {
+func (c *coalescer) single(w *waiter, first, count int64, note any, err error) outcome {
 	if err != nil {
 		if de, ok := err.(*docError); ok {
 			err = de.err
 		}
-		return Range{}, err
+		return outcome{err: err}
 	}
 	if w.solo != nil {
-		return Range{First: first, Last: first + count - 1}, nil
+		return outcome{r: Range{First: first, Last: first + count - 1}, note: note}
 	}
 	if c.batched != nil {
 		c.batched(1)
 	}
-	return Range{First: first, Last: first + w.n - 1}, nil
+	return outcome{r: Range{First: first, Last: first + w.n - 1}, note: note}
 }
 
 // writer returns the write that serves w: its own, or the coalescer's.
@@ -434,6 +465,7 @@ func (c *coalescer) start(b *batch) {
 	// A fresh context, not one derived from a caller's: a caller's values include
 	// its MongoDB session, and a batch must not run inside one caller's transaction.
 	b.ctx, b.cancel = context.WithDeadline(context.Background(), deadline)
+	b.ctx = withNote(b.ctx, &b.note)
 	b.present = len(b.waiters)
 }
 
@@ -442,8 +474,7 @@ func (c *coalescer) write(name string, q *queue, b *batch) {
 	first, count, err := c.writer(b.waiters[0])(b.ctx, name, b.sum, builder(b.waiters))
 	b.cancel()
 	if w := b.waiters[0]; w.solo != nil {
-		r, err := c.single(w, first, count, err)
-		w.done <- outcome{r: r, err: err}
+		w.done <- c.single(w, first, count, b.note, err)
 		return
 	}
 	if errors.Is(err, ErrExhausted) {
@@ -479,7 +510,7 @@ func (c *coalescer) write(name string, q *queue, b *batch) {
 		c.batched(served)
 	}
 	for _, w := range b.waiters[:served] {
-		w.done <- outcome{r: Range{First: first, Last: first + w.n - 1}}
+		w.done <- outcome{r: Range{First: first, Last: first + w.n - 1}, note: b.note}
 		first += w.n
 	}
 	rest := b.waiters[served:]

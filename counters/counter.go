@@ -12,6 +12,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/seqd/seqd"
+	"github.com/seqd/seqd/period"
 )
 
 // Counter is the "counter" strategy: one document {_id: name, seq: last} per
@@ -24,6 +25,8 @@ type Counter struct {
 	cache     cache // cached mode's allocators; see cached.go
 	observer  Observer
 	collation collationCheck
+	numbering numberings       // the numberings of its names, as last seen
+	clock     func() time.Time // Options.Clock
 }
 
 var _ Sequencer = (*Counter)(nil)
@@ -36,6 +39,7 @@ func NewCounter(db *mongo.Database, opts Options) *Counter {
 		coll:  db.Collection(CounterCollection, opts.collectionOptions()),
 		peek:  db.Collection(CounterCollection, opts.peekOptions()),
 		retry: opts.retrier(StrategyCounter),
+		clock: opts.Clock,
 	}
 	reserve := c.reserveBatch
 	if mutantEarlyAnswer { // TEST ONLY: false unless built with -tags seqdmutants
@@ -84,20 +88,27 @@ func (c *Counter) Next(ctx context.Context, name string) (int64, error) {
 // NextN reserves n contiguous values of name: from this Counter's blocks in
 // cached mode, with a write of its own in strict mode.
 func (c *Counter) NextN(ctx context.Context, name string, n int64) (Range, error) {
+	r, _, err := c.nextN(ctx, name, n)
+	return r, err
+}
+
+// nextN is NextN, which also returns what the write left its callers: a
+// *numberNote for a numbered sequence, else nil.
+func (c *Counter) nextN(ctx context.Context, name string, n int64) (Range, any, error) {
 	if !ValidName(name) {
-		return Range{}, invalidName("next", name)
+		return Range{}, nil, invalidName("next", name)
 	}
 	if n < 1 {
-		return Range{}, fmt.Errorf("counters: next %d of %q: %w", n, name, ErrInvalidCount)
+		return Range{}, nil, fmt.Errorf("counters: next %d of %q: %w", n, name, ErrInvalidCount)
 	}
 	if err := c.ready(ctx, "next", name); err != nil {
-		return Range{}, err
+		return Range{}, nil, err
 	}
 	for {
 		if r, served, err := c.nextCached(ctx, name, n); served {
-			return r, wrap(err, "next", name)
+			return r, nil, wrap(err, "next", name)
 		}
-		r, err := c.coalescer.do(ctx, name, n, nil)
+		r, note, err := c.coalescer.doNote(ctx, name, n)
 		var d *drainError
 		switch {
 		case errors.Is(err, errUseBlocks):
@@ -105,10 +116,10 @@ func (c *Counter) NextN(ctx context.Context, name string, n int64) (Range, error
 			// The name is leaving cached mode: wait for the end of the drain if
 			// the context allows, finish it, and write in strict mode.
 			if err := c.awaitDrain(ctx, d); err != nil {
-				return Range{}, wrap(err, "next", name)
+				return Range{}, nil, wrap(err, "next", name)
 			}
 		default:
-			return r, wrap(err, "next", name)
+			return r, note, wrap(err, "next", name)
 		}
 	}
 }
@@ -118,8 +129,12 @@ func (c *Counter) NextN(ctx context.Context, name string, n int64) (Range, error
 // name and tells exhaustion apart from that race; see the package comment. The
 // document it returns shows the name's mode: once it says cached, this Counter
 // serves the name from blocks; learned is true if this write made it do so.
+//
+// It takes no value of a sequence with a period: it returns errRelearn once it
+// has learned the period from the document (see reservePeriodic). For a
+// sequence with a format, it leaves its callers a numberNote.
 func (c *Counter) reserve(ctx context.Context, name string, n int64) (last int64, learned bool, err error) {
-	filter := counterFilter(name, math.MaxInt64-n, notDraining)
+	filter := counterFilter(name, math.MaxInt64-n, notDraining, notPeriodic)
 	update := bson.D{{Key: "$inc", Value: bson.D{{Key: fieldSeq, Value: n}}}}
 	var doc bson.Raw
 	var sent time.Time
@@ -136,6 +151,11 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (last int64
 		// the filter leaves alone too.
 		cur, err := readCounter(ctx, c.coll, name)
 		switch {
+		case err == nil && cur.numbering.Period != "":
+			if _, err := c.numbering.learn(name, cur); err != nil {
+				return false, err
+			}
+			return false, errRelearn
 		case err == nil && cur.draining:
 			d, err := c.drainSeen(ctx, name, cur)
 			if err != nil {
@@ -159,6 +179,13 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (last int64
 	if s.mode == seqd.ModeCached {
 		learned = c.cache.learn(c, name, s, sent)
 	}
+	nb, err := c.numbering.learn(name, s)
+	if err != nil {
+		return 0, false, err
+	}
+	if nb != nil {
+		setNote(ctx, &numberNote{nb: nb})
+	}
 	return s.seq, learned, nil
 }
 
@@ -176,7 +203,24 @@ func (c *Counter) reserveBatch(ctx context.Context, name string, n int64, _ func
 	if c.cache.lookup(name) != nil {
 		return 0, 0, errUseBlocks
 	}
-	last, learned, err := c.reserve(ctx, name, n)
+	var last int64
+	var learned bool
+	for range maxPeriodTries {
+		if nb := c.numbering.lookup(name); nb != nil && nb.spec.Unit != period.None {
+			first, err := c.reservePeriodic(ctx, name, n, nb)
+			if errors.Is(err, errRelearn) {
+				continue
+			}
+			return first, n, err
+		}
+		last, learned, err = c.reserve(ctx, name, n)
+		if !errors.Is(err, errRelearn) {
+			break
+		}
+	}
+	if errors.Is(err, errRelearn) {
+		return 0, 0, fmt.Errorf("%w: the numbering changed %d times during one write", ErrContention, maxPeriodTries)
+	}
 	if err == nil && !learned && c.coalescer.writesAlone(ctx) && c.cache.lookup(name) != nil {
 		return 0, 0, errUseBlocks
 	}

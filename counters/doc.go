@@ -21,6 +21,7 @@
 //		ModeRefresh:    time.Second,             // how often a Counter confirms the leases of its cached names
 //		BlockLease:     15 * time.Second,        // how long blocks are served after the store last confirmed them
 //		Logger:         nil,                     // slog.Default(): told of a mode refresh that fails
+//		Clock:          time.Now,                // which period a numbered sequence is in, for this process
 //	}
 //
 // A name is 1 to 64 characters of [A-Za-z0-9_.-] (ValidName); a new name starts at 1.
@@ -34,6 +35,9 @@
 //	s.Set(ctx, name, v, force) error            the next value will be v+1
 //	s.List(ctx, opts) (Page, error)             a page of sequences by name: ListOptions{Prefix, After, Limit}
 //	c.SetMode(ctx, name, mode, min, max) error  strict or cached, with cached blocks' bounds (0, 0: Options.Blocks')
+//	c.SetNumbering(ctx, name, nb) error         a period, time zone and format: Numbering{"year", "Europe/Berlin", "INV-{yyyy}-{seq:6}"}
+//	c.NextNumbered(ctx, name, n) (Numbered, error)  NextN's values, their period's key and their formatted text
+//	c.PeriodValue(ctx, name, key) (int64, error)    the last value of a period: the current one, or one of the latest 32
 //	c.BlockStatus(name) (blocks.Status, bool)   this process's blocks for name, in cached mode
 //	c.Close(ctx) error                          gives back unused cached values; then strict only
 //
@@ -45,7 +49,8 @@
 //	ErrInvalidName     a name (or Insert's collection) that ValidName refuses
 //	ErrInvalidCount    n < 1, or n > 1 for Optimistic: one value per call
 //	ErrInvalidValue    Set below 0, or Insert of something that is not a document
-//	ErrInvalidMode     SetMode with a mode other than strict or cached, or bad block bounds
+//	ErrInvalidMode     SetMode with a mode other than strict or cached, or bad block bounds;
+//	                   a Numbering that does not parse; cached with a numbering
 //	ErrNotFound        Current of a name never used
 //	ErrBackwards       Set below the current value without force
 //	ErrExhausted       fewer than n values left up to math.MaxInt64: a sequence never wraps
@@ -274,6 +279,66 @@
 // are 0, since the development store cannot compare two fields in a filter. A
 // strict write to a document that fails only that check still applies, and then
 // returns ErrInvalidCounter.
+//
+// # Numbered sequences: periods and formats
+//
+// Numbers people read (invoices, orders, tickets) often restart each year,
+// month or day, and are read formatted: INV-2026-000042. SetNumbering gives
+// a strict Counter sequence a Numbering: a period (year, month, day, hour or
+// minute), the IANA time zone whose wall clock its periods follow (UTC by
+// default), and a format (package period has the tokens and the rules at
+// daylight saving changes). Every period starts at 1. NextNumbered answers
+// the values with their period's key ("2026-11") and formatted text; NextN
+// takes the same values without them.
+//
+// The document stores the numbering and the start of the period seq counts
+// in (periodStart, milliseconds since the epoch), and a write compares that
+// start with the period its Counter's clock (Options.Clock) reads, S:
+//
+//	join    filter {_id: name, period: p, zone: z, periodStart: {$gte: S}, seq: {$lte: MaxInt64 - n}}
+//	        update {$inc: {seq: n}}
+//	start   filter {_id: name, period: p, zone: z, periodStart: P, seq: v}   (P < S, or absent; v as read)
+//	        update {$set: {seq: n, periodStart: S, "periods.<key of P>": v}}  (and $unset the oldest past 32)
+//
+// The join is tried first; when it matches nothing, the document is read: a
+// stored period at or after S was begun meanwhile (join again), another
+// numbering was set (learn it and write again), else the start is written
+// over the document as read, and if it changed meanwhile, all over again. So
+// the stored period only moves forward, and:
+//
+//   - Within a period, a numbered sequence keeps every promise of strict mode
+//     (unique, linearizable across instances, gapless while writes succeed).
+//   - Periods never go back for a name. Once any instance has handed out a
+//     value of a period, no instance hands out one of an earlier period: an
+//     instance whose clock is behind joins the newest period stored. An
+//     answer that starts after another answer of the same name ended has a
+//     larger (period, value) pair.
+//   - A batch (NextN, or the callers one coalesced write serves) never spans
+//     two periods: one write, one period. Callers of one Counter share its
+//     clock; a write reads it once, when it is sent.
+//   - The clock assumption: instances' clocks may disagree. A period begins
+//     when the first instance whose clock has passed its start takes a value;
+//     until then the others' values belong to the period before, even if
+//     their clocks are later. Values are numbered by the period in which they
+//     were taken, not by any other date the application keeps.
+//   - Gaps: as in strict mode, a write that fails after the store applied it,
+//     or a caller who left after its write was sent, leaves its values unused.
+//     A gap at a period's end cannot be filled afterwards: the next value of
+//     that period would be of an earlier period than the stored one.
+//
+// The last values of the latest 32 finished periods stay in the document
+// (periods), for PeriodValue and GET /seq/{name}?period=KEY. A new period or
+// time zone forgets them and starts at 1 with the next value; a new format
+// alone changes only what answers carry. A Counter learns a name's numbering
+// from its document, and every write's filter checks it: a write of a name
+// whose numbering another instance changed matches nothing, reads the new
+// one and writes again.
+//
+// A numbered sequence is strict: SetNumbering refuses a cached sequence and
+// SetMode refuses cached for a numbered one (ErrInvalidMode). Cached values
+// come from blocks each instance holds, in no order across instances, so an
+// instance could answer a period older than one another instance has begun.
+// Optimistic has no numbering.
 //
 // # Optimistic: the document is the record
 //

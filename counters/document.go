@@ -15,7 +15,9 @@ import (
 // The fields of a counter document:
 //
 //	{_id: name, seq: N, mode: "cached", minBlock: a, maxBlock: b, reserved: R, served: S, returned: G,
-//	 gen: g, leaseMs: l, floor: f, strictFrom: date}
+//	 gen: g, leaseMs: l, floor: f, strictFrom: date,
+//	 period: "month", zone: "Europe/Berlin", format: "INV-{yyyy}-{seq:6}", periodStart: ms,
+//	 periods: {"2026-10": 4211, …}}
 //
 // Only _id and seq are always there. A document without mode is strict; the
 // bounds are absent when they are the instance's defaults; the counts appear with
@@ -25,6 +27,16 @@ import (
 // across which no block is given back; strictFrom is there while the
 // mode is "draining", a strict sequence whose instances' leases have not all
 // run out yet.
+//
+// The last five are a numbered sequence's (see numbering.go), and absent
+// from others: period is the unit after which it restarts at 1, zone the
+// IANA name of the time zone its periods begin in (absent for UTC), format
+// what its answers carry; periodStart is the start of the period seq counts
+// in, as milliseconds since the Unix epoch (an instant, compared as a
+// number: periods never go back), absent before its first value; periods
+// holds the last value of each of the latest finished periods, by key, at
+// most maxPastPeriods of them. A cached or draining sequence has none of
+// them: SetMode and SetNumbering refuse the combination.
 const (
 	fieldSeq        = "seq"
 	fieldMode       = "mode"
@@ -38,6 +50,12 @@ const (
 	fieldFloor      = "floor"
 	fieldForced     = "forced"
 	fieldStrictFrom = "strictFrom"
+
+	fieldPeriod      = "period"
+	fieldZone        = "zone"
+	fieldFormat      = "format"
+	fieldPeriodStart = "periodStart"
+	fieldPast        = "periods"
 )
 
 // modeDraining is the stored mode of a sequence leaving cached mode: strict,
@@ -56,6 +74,11 @@ type counterState struct {
 	floor              int64 // the last value set
 	forced             int64 // the forced Sets
 	strictFrom         time.Time
+
+	numbering   Numbering // as stored; Period "" for none
+	periodStart int64     // ms since the epoch; with hasStart
+	hasStart    bool
+	past        string // periods, a document of key: last value, as BSON; "" if absent
 }
 
 // sequence is s as Current and List show it.
@@ -67,6 +90,7 @@ func (s counterState) sequence(name string) Sequence {
 			seq.StrictFrom = time.UnixMilli(0).UTC() // a draining document without the field: shown as past
 		}
 	}
+	s.showNumbering(&seq)
 	return seq
 }
 
@@ -114,6 +138,9 @@ func parseCounter(name string, doc bson.Raw) (counterState, error) {
 		if *c.n, err = count(name, doc, c.field); err != nil {
 			return counterState{}, err
 		}
+	}
+	if err := parseNumbering(name, doc, &s); err != nil {
+		return counterState{}, err
 	}
 	if v, err := doc.LookupErr(fieldStrictFrom); err == nil {
 		if v.Type != bson.TypeDateTime {
@@ -210,6 +237,11 @@ var (
 		absentOr(fieldFloor, countCondition),
 		absentOr(fieldForced, countCondition),
 		absentOr(fieldStrictFrom, bson.D{{Key: "$type", Value: "date"}}),
+		absentOr(fieldPeriod, stringCondition),
+		absentOr(fieldZone, stringCondition),
+		absentOr(fieldFormat, stringCondition),
+		absentOr(fieldPeriodStart, countCondition),
+		absentOr(fieldPast, bson.D{{Key: "$type", Value: "object"}, notArray}),
 	}
 	fieldConditions = func() []byte {
 		var b []byte
@@ -252,6 +284,9 @@ var boundCondition = bson.D{
 
 // countCondition matches a block count seqd can $inc.
 var countCondition = bson.D{{Key: "$type", Value: bson.A{"int", "long"}}, notArray}
+
+// stringCondition matches a string.
+var stringCondition = bson.D{{Key: "$type", Value: "string"}, notArray}
 
 // notArray keeps a field's other conditions from matching an array: a query
 // condition on a field matches an array that holds one matching element, so

@@ -32,6 +32,11 @@ func TestCounterFilterEncoding(t *testing.T) {
 			absentOr(fieldFloor, countCondition),
 			absentOr(fieldForced, countCondition),
 			absentOr(fieldStrictFrom, bson.D{{Key: "$type", Value: "date"}}),
+			absentOr(fieldPeriod, bson.D{{Key: "$type", Value: "string"}, notArray}),
+			absentOr(fieldZone, bson.D{{Key: "$type", Value: "string"}, notArray}),
+			absentOr(fieldFormat, bson.D{{Key: "$type", Value: "string"}, notArray}),
+			absentOr(fieldPeriodStart, countCondition),
+			absentOr(fieldPast, bson.D{{Key: "$type", Value: "object"}, notArray}),
 		}
 		for _, m := range more {
 			and = append(and, m)

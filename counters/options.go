@@ -114,6 +114,13 @@ type Options struct {
 	// long a switch out of cached mode waits before strict values start. It
 	// should be several ModeRefresh periods. 0 means 15s.
 	BlockLease time.Duration
+
+	// Clock tells a Counter which period a periodic sequence is in for this
+	// process (Counter.SetNumbering): a write takes values of the period its
+	// clock reads, or of a newer one already stored. nil means time.Now. It
+	// is read once per write; tests set it to move an instance across a
+	// period's start.
+	Clock func() time.Time
 }
 
 // withDefaults returns o with the zero fields replaced by their defaults.
@@ -141,6 +148,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Observer == nil {
 		o.Observer = nopObserver{}
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
 	}
 	return o
 }

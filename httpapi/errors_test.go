@@ -25,17 +25,17 @@ func TestErrorMessages(t *testing.T) {
 		{newRequest(http.MethodGet, "/oid/5a17b9d9ab102555b9c3887g", ""), 400,
 			"invalid ObjectId: invalid character 'g' at index 23"},
 		{newRequest(http.MethodPut, "/seq/orders", `[1]`, "Content-Type", "application/json", "Authorization", "Bearer "+adminToken), 400,
-			`the body must be a JSON object of value, mode, min_block, max_block: got a JSON array`},
+			`the body must be a JSON object of value, mode, min_block, max_block, period, time_zone, format: got a JSON array`},
 		{newRequest(http.MethodPut, "/seq/orders", `"x"`, "Content-Type", "application/json", "Authorization", "Bearer "+adminToken), 400,
-			`the body must be a JSON object of value, mode, min_block, max_block: got a JSON string`},
+			`the body must be a JSON object of value, mode, min_block, max_block, period, time_zone, format: got a JSON string`},
 		{newRequest(http.MethodPut, "/seq/orders", `{"value":1,"value":2}`, "Content-Type", "application/json", "Authorization", "Bearer "+adminToken), 400,
-			`the body must be a JSON object of value, mode, min_block, max_block: "value" given twice`},
+			`the body must be a JSON object of value, mode, min_block, max_block, period, time_zone, format: "value" given twice`},
 		{newRequest(http.MethodPut, "/seq/orders", `{"value":1`, "Content-Type", "application/json", "Authorization", "Bearer "+adminToken), 400,
-			`the body must be a JSON object of value, mode, min_block, max_block: the body ends early`},
+			`the body must be a JSON object of value, mode, min_block, max_block, period, time_zone, format: the body ends early`},
 		{newRequest(http.MethodPut, "/seq/orders", `{"mode":"fast"}`, "Content-Type", "application/json", "Authorization", "Bearer "+adminToken), 400,
 			`mode must be "strict" or "cached", got "fast"`},
 		{newRequest(http.MethodPut, "/seq/orders", ``, "Content-Type", "application/json", "Authorization", "Bearer "+adminToken), 400,
-			`the body must be a JSON object of value, mode, min_block, max_block: the body is empty`},
+			`the body must be a JSON object of value, mode, min_block, max_block, period, time_zone, format: the body is empty`},
 	} {
 		rec := s.serve(t, tc.req)
 		if rec.Code != tc.status {

@@ -179,6 +179,8 @@ func callsOf(s *memseq.Sequencer) []string {
 			out = append(out, fmt.Sprintf("set %s %d %v", c.Name, c.Value, c.Force))
 		case "setMode":
 			out = append(out, fmt.Sprintf("setMode %s %s %d..%d", c.Name, c.Mode, c.MinBlock, c.MaxBlock))
+		case "setNumbering":
+			out = append(out, fmt.Sprintf("setNumbering %s %s %s", c.Name, c.Numbering.Period, c.Numbering.TimeZone))
 		default:
 			out = append(out, c.Op+" "+c.Name)
 		}

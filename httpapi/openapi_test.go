@@ -394,7 +394,8 @@ func TestOpenAPISchemas(t *testing.T) {
 	s := newServer(t)
 	// Every field of a Sequence at once, strict_from too (shown only while draining).
 	s.counter.StoreSequence(seqd.Sequence{Name: "orders", Value: 5000, Mode: seqd.ModeCached, MinBlock: 10, MaxBlock: 2000,
-		Blocks: seqd.BlockCounts{Reserved: 5000, Served: 10, Returned: 1}, StrictFrom: time.UnixMilli(1_795_000_000_000)})
+		Blocks: seqd.BlockCounts{Reserved: 5000, Served: 10, Returned: 1}, StrictFrom: time.UnixMilli(1_795_000_000_000),
+		Period: "month", TimeZone: "Europe/Berlin", Format: "INV-{yyyy}{MM}-{seq}", PeriodKey: "2026-11"})
 	st := cachedStatus
 	st.LastError = "backend unavailable"
 	s.counter.SetBlockStatus("orders", st)
@@ -435,7 +436,7 @@ func TestOpenAPISchemas(t *testing.T) {
 	}
 
 	body := doc.Paths["/seq/{name}"]["put"].RequestBody.Content["application/json"].Schema
-	if got := body.names(); !slices.Equal(got, []string{"max_block", "min_block", "mode", "value"}) {
+	if got := body.names(); !slices.Equal(got, []string{"format", "max_block", "min_block", "mode", "period", "time_zone", "value"}) {
 		t.Errorf("openapi.json: the PUT body has properties %v", got)
 	}
 	if len(body.Required) != 0 {

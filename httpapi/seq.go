@@ -19,6 +19,7 @@ import (
 
 	"github.com/seqd/seqd"
 	"github.com/seqd/seqd/counters"
+	"github.com/seqd/seqd/period"
 )
 
 // sequencers picks the strategy a request names.
@@ -91,9 +92,11 @@ func seqName(c echo.Context) (string, error) {
 
 // appendNext appends the answer of /seq/{name}/next to buf, as encoding/json
 // writes it from {"name","value","first","count","strategy"} (value is r.Last), the
-// three integers quoted when asStrings (?int64=string). name (ValidName) and strategy (a
-// Strategy constant) hold nothing JSON escapes.
-func appendNext(buf []byte, name string, r counters.Range, strategy string, asStrings bool) []byte {
+// three integers quoted when asStrings (?int64=string), and for a numbered
+// sequence "period", "formatted" and "formatted_first" when not empty. name
+// (ValidName), strategy (a Strategy constant) and period (a key) hold nothing
+// JSON escapes.
+func appendNext(buf []byte, name string, r counters.Numbered, strategy string, asStrings bool) []byte {
 	appendInt := func(buf []byte, n int64) []byte {
 		if !asStrings {
 			return strconv.AppendInt(buf, n, 10)
@@ -110,7 +113,44 @@ func appendNext(buf []byte, name string, r counters.Range, strategy string, asSt
 	buf = appendInt(buf, r.Count())
 	buf = append(buf, `,"strategy":"`...)
 	buf = append(buf, strategy...)
-	return append(buf, "\"}\n"...)
+	buf = append(buf, '"')
+	if r.Period != "" {
+		buf = append(append(append(buf, `,"period":"`...), r.Period...), '"')
+	}
+	if r.Formatted != "" {
+		buf = appendJSONString(append(buf, `,"formatted":`...), r.Formatted)
+	}
+	if r.FormattedFirst != "" {
+		buf = appendJSONString(append(buf, `,"formatted_first":`...), r.FormattedFirst)
+	}
+	return append(buf, "}\n"...)
+}
+
+// appendJSONString appends s, valid UTF-8, as a JSON string: a format's text
+// has no control characters (period.ParseFormat), but may hold " and \. <, >
+// and & are escaped as encoding/json does.
+func appendJSONString(buf []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	buf = append(buf, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			buf = append(buf, '\\', c)
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			buf = append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		default:
+			buf = append(buf, c)
+		}
+	}
+	return append(buf, '"')
+}
+
+// numberer is a Sequencer with numbered sequences (the counter strategy's):
+// periods and formats. The optimistic strategy has none.
+type numberer interface {
+	NextNumbered(ctx context.Context, name string, n int64) (counters.Numbered, error)
+	SetNumbering(ctx context.Context, name string, nb counters.Numbering) error
+	PeriodValue(ctx context.Context, name, key string) (int64, error)
 }
 
 // nextValues serves GET and POST /seq/{name}/next[?count=N][&strategy=…].
@@ -129,7 +169,12 @@ func nextValues(seqs sequencers, m *Metrics) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		r, err := seq.NextN(c.Request().Context(), name, n)
+		var r counters.Numbered
+		if nr, ok := seq.(numberer); ok {
+			r, err = nr.NextNumbered(c.Request().Context(), name, n)
+		} else {
+			r.Range, err = seq.NextN(c.Request().Context(), name, n)
+		}
 		if err != nil {
 			return err
 		}
@@ -158,6 +203,12 @@ type sequenceResponse struct {
 	Blocks   *blockCountsResponse `json:"blocks,omitempty"` // only once a block was reserved
 	// StrictFrom is set while the sequence leaves cached mode.
 	StrictFrom *time.Time `json:"strict_from,omitempty"`
+	// A numbered sequence's: its period, time zone and format as set, and
+	// the key of the period its value belongs to.
+	Period        string `json:"period,omitempty"`
+	TimeZone      string `json:"time_zone,omitempty"`
+	Format        string `json:"format,omitempty"`
+	CurrentPeriod string `json:"current_period,omitempty"`
 }
 
 // blockCountsResponse is cached mode's accounting over every instance.
@@ -170,7 +221,11 @@ type blockCountsResponse struct {
 
 // sequenceOf is s as the API shows it. A sequence without a mode is strict.
 func sequenceOf(s counters.Sequence) *sequenceResponse {
-	r := &sequenceResponse{Name: s.Name, Value: s.Value, Mode: modeOf(s), MinBlock: s.MinBlock, MaxBlock: s.MaxBlock}
+	r := &sequenceResponse{Name: s.Name, Value: s.Value, Mode: modeOf(s), MinBlock: s.MinBlock, MaxBlock: s.MaxBlock,
+		Period: s.Period, TimeZone: s.TimeZone, Format: s.Format, CurrentPeriod: s.PeriodKey}
+	if r.Period != "" && r.TimeZone == "" {
+		r.TimeZone = "UTC"
+	}
 	if b := s.Blocks; b.Reserved > 0 {
 		r.Blocks = &blockCountsResponse{Reserved: b.Reserved, Served: b.Served, Returned: b.Returned, Unaccounted: b.Unaccounted()}
 	}
@@ -213,15 +268,53 @@ func (s sequencers) current(c echo.Context) (counters.Sequencer, counters.Sequen
 var currentParams = seqParams()
 
 // currentValue serves GET /seq/{name}: the sequence as stored, its value the last
-// handed out.
+// handed out; with ?period=KEY, the last value of that period of a periodic
+// sequence.
 func currentValue(seqs sequencers) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		if q := c.QueryParams(); q.Has("period") {
+			return pastPeriod(c, seqs)
+		}
 		_, s, asStrings, err := seqs.current(c)
 		if err != nil {
 			return err
 		}
 		return answerJSON(c, asStrings, sequenceOf(s))
 	}
+}
+
+// periodResponse is a period of a periodic sequence and its last value.
+type periodResponse struct {
+	Name   string `json:"name"`
+	Period string `json:"period"`
+	Value  int64  `json:"value"`
+}
+
+// pastPeriod serves GET /seq/{name}?period=KEY: the last value of the period
+// KEY, the current one or one of the latest finished ones the sequence
+// remembers; 404 for others.
+func pastPeriod(c echo.Context, seqs sequencers) error {
+	q, seq, name, err := seqs.request(c, "period")
+	if err != nil {
+		return err
+	}
+	asStrings, err := int64Param(q)
+	if err != nil {
+		return err
+	}
+	nr, ok := seq.(numberer)
+	if !ok {
+		return errorf("invalid_period", "the %s strategy has no periods", seq.Strategy())
+	}
+	key := q["period"]
+	if len(key) > 16 {
+		return errorf("invalid_period", "period must be a period's key (2026, 2026-11, 2026-11-26, 2026-11-26T17 or 2026-11-26T17:05), got %s", quoted(key))
+	}
+	v, err := nr.PeriodValue(c.Request().Context(), name, key)
+	if err != nil {
+		return err
+	}
+	return answerJSON(c, asStrings, periodResponse{Name: name, Period: key, Value: v})
 }
 
 // moder is a Sequencer with modes (the counter strategy's). The optimistic
@@ -234,9 +327,12 @@ type moder interface {
 }
 
 // putSequence serves PUT /seq/{name}[?force=true][&strategy=…] with a body of
-// value, mode and block bounds, any of them. The whole body is checked before
-// anything changes; then the value is set, then the mode, and the answer is the
-// sequence as stored after both.
+// value, mode and block bounds, and numbering (period, time_zone, format), any
+// of them. The whole body is checked before anything changes; then the value
+// is set, then a numbering of none, the mode, and any other numbering (so that
+// a sequence can leave its numbering and go cached in one request; one leaving
+// cached mode takes a numbering once its drain is over: invalid_mode before),
+// and the answer is the sequence as stored after them.
 func putSequence(seqs sequencers) echo.HandlerFunc {
 	params := seqParams("force")
 	return func(c echo.Context) error {
@@ -260,14 +356,29 @@ func putSequence(seqs sequencers) echo.HandlerFunc {
 		if body.Mode != "" && !hasModes {
 			return errorf("invalid_mode", "the %s strategy has no modes: its sequences are always strict", seq.Strategy())
 		}
+		nr, hasNumbering := seq.(numberer)
+		if body.Numbering != nil && !hasNumbering {
+			return errorf("invalid_mode", "the %s strategy has no periods or formats: take numbered values with the counter strategy", seq.Strategy())
+		}
 		ctx := c.Request().Context()
 		if body.Value != nil {
 			if err := seq.Set(ctx, name, *body.Value, force); err != nil {
 				return err
 			}
 		}
+		if body.Numbering != nil && body.Numbering.Period == "" && body.Numbering.Format == "" {
+			// Numbering off before a mode that may be cached.
+			if err := nr.SetNumbering(ctx, name, *body.Numbering); err != nil {
+				return err
+			}
+		}
 		if body.Mode != "" {
 			if err := m.SetMode(ctx, name, body.Mode, body.MinBlock, body.MaxBlock); err != nil {
+				return err
+			}
+		}
+		if body.Numbering != nil && (body.Numbering.Period != "" || body.Numbering.Format != "") {
+			if err := nr.SetNumbering(ctx, name, *body.Numbering); err != nil {
 				return err
 			}
 		}
@@ -285,10 +396,13 @@ type putBody struct {
 	Value              *int64    // nil: the value stays
 	Mode               seqd.Mode // "": the mode and bounds stay
 	MinBlock, MaxBlock int64     // with Mode; 0: the instance's default
+	// Numbering, when not nil, is the period, time zone and format to set:
+	// those of the three the body leaves out are none, UTC and none.
+	Numbering *counters.Numbering
 }
 
 // putFields are the fields a PUT body may hold.
-var putFields = []string{"value", "mode", "min_block", "max_block"}
+var putFields = []string{"value", "mode", "min_block", "max_block", "period", "time_zone", "format"}
 
 // readPutBody decodes the PUT body strictly: JSON only, one object holding at
 // least one of putFields, each at most once and spelt exactly, nothing after it.
@@ -329,6 +443,9 @@ func readPutBody(r *http.Request, intStrings bool) (putBody, error) {
 		}
 		b.Value = &n
 	}
+	if err := readNumbering(fields, &b); err != nil {
+		return putBody{}, err
+	}
 	rawMin, hasMin := fields["min_block"]
 	rawMax, hasMax := fields["max_block"]
 	raw, ok := fields["mode"]
@@ -343,6 +460,9 @@ func readPutBody(r *http.Request, intStrings bool) (putBody, error) {
 	if err := json.Unmarshal(raw, &b.Mode); err != nil || (b.Mode != seqd.ModeStrict && b.Mode != seqd.ModeCached) {
 		return putBody{}, errorf("invalid_mode", "mode must be \"strict\" or \"cached\", got %s", cut(string(raw)))
 	}
+	if b.Mode == seqd.ModeCached && b.Numbering != nil && (b.Numbering.Period != "" || b.Numbering.Format != "") {
+		return putBody{}, errorf("invalid_mode", "a cached sequence has no period or format: its instances hand out blocks with no order between them, so one could answer a period older than another has begun; use mode strict")
+	}
 	if hasMin {
 		var okMin, okMax bool
 		b.MinBlock, okMin, _ = bodyInt(rawMin, intStrings)
@@ -353,6 +473,61 @@ func readPutBody(r *http.Request, intStrings bool) (putBody, error) {
 		}
 	}
 	return b, nil
+}
+
+// readNumbering reads the body's period, time_zone and format into b, if it
+// has any of them: strings that period.ParseUnit, ParseZone and ParseFormat
+// take, a format whose date tokens the period has (Format.Check). Each
+// problem has its code: invalid_period, invalid_time_zone, invalid_format.
+func readNumbering(fields map[string]json.RawMessage, b *putBody) error {
+	var nb counters.Numbering
+	given := false
+	for _, f := range []struct {
+		field, code string
+		to          *string
+		err         error
+	}{
+		{"period", "invalid_period", &nb.Period, period.ErrInvalidUnit},
+		{"time_zone", "invalid_time_zone", &nb.TimeZone, period.ErrInvalidZone},
+		{"format", "invalid_format", &nb.Format, period.ErrInvalidFormat},
+	} {
+		raw, ok := fields[f.field]
+		if !ok {
+			continue
+		}
+		given = true
+		if err := json.Unmarshal(raw, f.to); err != nil || raw[0] != '"' {
+			return errorf(f.code, "%s must be a string, got %s", f.field, cut(string(raw)))
+		}
+	}
+	if !given {
+		return nil
+	}
+	if nb.Period == "none" {
+		nb.Period = ""
+	}
+	if nb.Period == "" && nb.TimeZone != "" {
+		return errorf("invalid_time_zone", "time_zone goes with a period: add \"period\"")
+	}
+	if err := nb.Check(); err != nil {
+		for _, c := range []struct {
+			err  error
+			code string
+		}{{period.ErrInvalidUnit, "invalid_period"}, {period.ErrInvalidZone, "invalid_time_zone"}, {period.ErrInvalidFormat, "invalid_format"}} {
+			if errors.Is(err, c.err) {
+				return &Error{Code: c.code, Message: periodMessage(err)}
+			}
+		}
+		return errorf("invalid_format", "%v", err)
+	}
+	b.Numbering = &nb
+	return nil
+}
+
+// periodMessage is what a Numbering.Check error says after its sentinel,
+// ErrInvalidMode: what the period package found wrong.
+func periodMessage(err error) string {
+	return strings.TrimPrefix(err.Error(), counters.ErrInvalidMode.Error()+": ")
 }
 
 // jsonObject decodes body as one JSON object of at least one of the allowed

@@ -57,6 +57,8 @@ type statusResponse struct {
 	Served      int64          `json:"served"`   // values this instance served from its blocks
 	Skipped     int64          `json:"skipped"`  // values it passed over to keep a count contiguous
 	Returned    int64          `json:"returned"` // values every instance gave back at a clean stop
+	// CurrentPeriod is a periodic sequence's period, as stored ("2026-11").
+	CurrentPeriod string `json:"current_period,omitempty"`
 }
 
 // instanceStatus is s with this instance's blocks st.
@@ -73,6 +75,8 @@ func instanceStatus(s counters.Sequence, st blocks.Status) statusResponse {
 		Served:      st.Served,
 		Skipped:     st.Skipped,
 		Returned:    s.Blocks.Returned,
+
+		CurrentPeriod: s.PeriodKey,
 	}
 }
 

@@ -11,7 +11,8 @@
 // context is done returns ErrUnavailable wrapping ctx.Err(). Every error wraps the
 // counters sentinel, as the real strategies' do, so errors.Is works.
 //
-// It also has the Counter's mode methods. SetMode stores a sequence's mode and
+// It also has the Counter's numbering methods (SetNumbering, NextNumbered,
+// PeriodValue), with a clock a test sets (SetClock), and its mode methods. SetMode stores a sequence's mode and
 // block bounds, which Current and List then return, creating the sequence at 0 if
 // new; it refuses with ErrInvalidMode a mode other than strict or cached, bounds
 // other than both 0 (the default) or 1 ≤ min ≤ max ≤ seqd.MaxCount, and any mode on the
@@ -24,16 +25,19 @@
 package memseq
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/seqd/seqd"
 	"github.com/seqd/seqd/blocks"
 	"github.com/seqd/seqd/counters"
+	"github.com/seqd/seqd/period"
 )
 
 // Sequencer is an in-memory counters.Sequencer. Make one with New.
@@ -42,11 +46,13 @@ type Sequencer struct {
 	batches  bool // NextN takes n > 1; the optimistic strategy does not
 	modes    bool // SetMode takes a mode; the optimistic strategy has none
 
-	mu     sync.Mutex
-	seqs   map[string]seqd.Sequence        // as stored; Mode "" is strict
-	blocks map[string]blocks.Status        // what SetBlockStatus gave
-	fail   func(ctx context.Context) error // when set, every method returns its error first
-	calls  []Call
+	mu       sync.Mutex
+	seqs     map[string]seqd.Sequence        // as stored; Mode "" is strict
+	blocks   map[string]blocks.Status        // what SetBlockStatus gave
+	numbered map[string]*numbering           // the numbered sequences'
+	clock    func() time.Time                // SetClock's; nil is time.Now
+	fail     func(ctx context.Context) error // when set, every method returns its error first
+	calls    []Call
 }
 
 var _ counters.Sequencer = (*Sequencer)(nil)
@@ -56,12 +62,13 @@ type Call struct {
 	Op                 string               // "nextN", "current", "set", "setMode" or "list"
 	List               counters.ListOptions // what list was asked
 	Name               string
-	N                  int64     // the count asked of nextN
-	Value              int64     // the value asked of set
-	Force              bool      // set's force
-	Mode               seqd.Mode // the mode asked of setMode
-	MinBlock, MaxBlock int64     // setMode's bounds
-	Deadline           bool      // the context carried a deadline
+	N                  int64              // the count asked of nextN
+	Value              int64              // the value asked of set
+	Force              bool               // set's force
+	Mode               seqd.Mode          // the mode asked of setMode
+	MinBlock, MaxBlock int64              // setMode's bounds
+	Numbering          counters.Numbering // what setNumbering was asked
+	Deadline           bool               // the context carried a deadline
 }
 
 // MaxCalls bounds the calls a Sequencer records, so that a fuzz run or a benchmark
@@ -77,6 +84,7 @@ func New(strategy string) *Sequencer {
 		modes:    strategy != counters.StrategyOptimistic,
 		seqs:     make(map[string]seqd.Sequence),
 		blocks:   make(map[string]blocks.Status),
+		numbered: make(map[string]*numbering),
 	}
 }
 
@@ -315,4 +323,127 @@ func (s *Sequencer) List(ctx context.Context, opts counters.ListOptions) (counte
 	}
 	slices.SortFunc(matches, func(a, b counters.Sequence) int { return strings.Compare(a.Name, b.Name) })
 	return opts.PageOf(matches), nil
+}
+
+// numbering is a numbered sequence's state beside its seqd.Sequence.
+type numbering struct {
+	spec   period.Spec
+	format period.Format
+	start  time.Time // of the period Value counts in; zero before the first value
+	past   map[string]int64
+}
+
+// SetClock sets the clock NextNumbered reads the period from; nil is time.Now.
+func (s *Sequencer) SetClock(clock func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock = clock
+}
+
+// SetNumbering sets name's period, time zone and format as the Counter's
+// does, creating it at 0 if new: a new period or zone restarts at 1 with the
+// next value. It refuses what counters.Numbering.Check refuses, a numbering
+// of a cached sequence, and any on the optimistic strategy, with
+// ErrInvalidMode.
+func (s *Sequencer) SetNumbering(ctx context.Context, name string, nb counters.Numbering) error {
+	if err := s.begin(ctx, Call{Op: "setNumbering", Name: name, Numbering: nb}); err != nil {
+		return err
+	}
+	if nb.Period == "none" {
+		nb.Period = ""
+	}
+	if err := nb.Check(); err != nil || !s.modes {
+		return fmt.Errorf("memseq: set numbering of %q: %w (%v)", name, counters.ErrInvalidMode, err)
+	}
+	unit, _ := period.ParseUnit(cmp.Or(nb.Period, "none"))
+	zone, _ := period.ParseZone(nb.TimeZone)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.invalid(name); err != nil {
+		return err
+	}
+	seq := s.seqs[name]
+	if seq.Mode == seqd.ModeCached && nb != (counters.Numbering{}) {
+		return fmt.Errorf("memseq: set numbering of %q: %w: a cached sequence", name, counters.ErrInvalidMode)
+	}
+	if unit == period.None || zone == time.UTC {
+		nb.TimeZone = ""
+	}
+	st := s.numbered[name]
+	if st == nil || seq.Period != nb.Period || seq.TimeZone != nb.TimeZone {
+		st = &numbering{past: map[string]int64{}}
+		seq.PeriodKey = ""
+	}
+	st.spec = period.Spec{Unit: unit, Zone: zone}
+	st.format, _ = period.ParseFormat(nb.Format)
+	s.numbered[name] = st
+	seq.Name, seq.Period, seq.TimeZone, seq.Format = name, nb.Period, nb.TimeZone, nb.Format
+	s.seqs[name] = seq
+	return nil
+}
+
+// NextNumbered is NextN, with the period and the formatted values of a
+// numbered sequence: the stored period, or the clock's if it is newer, whose
+// values start at 1. It is recorded as a call of nextN.
+func (s *Sequencer) NextNumbered(ctx context.Context, name string, n int64) (counters.Numbered, error) {
+	if err := s.begin(ctx, Call{Op: "nextN", Name: name, N: n}); err != nil {
+		return counters.Numbered{}, err
+	}
+	if n < 1 {
+		return counters.Numbered{}, fmt.Errorf("memseq: next %d of %q: %w", n, name, counters.ErrInvalidCount)
+	}
+	s.mu.Lock()
+	st := s.numbered[name]
+	if st != nil && st.spec.Unit != period.None {
+		clock := s.clock
+		if clock == nil {
+			clock = time.Now
+		}
+		if start := st.spec.Start(clock()); st.start.IsZero() || start.After(st.start) {
+			seq := s.seqs[name]
+			if !st.start.IsZero() {
+				st.past[seq.PeriodKey] = seq.Value
+			}
+			st.start, seq.Value, seq.PeriodKey = start, 0, st.spec.Key(start)
+			s.seqs[name] = seq
+		}
+	}
+	s.mu.Unlock()
+	r, err := s.reserve(name, n)
+	if err != nil || st == nil {
+		return counters.Numbered{Range: r}, err
+	}
+	out := counters.Numbered{Range: r}
+	start := st.start.In(st.spec.Zone)
+	if st.spec.Unit != period.None {
+		out.Period = st.spec.Key(start)
+	}
+	if s.seqs[name].Format != "" {
+		out.Formatted = st.format.Apply(r.Last, start)
+		if r.First != r.Last {
+			out.FormattedFirst = st.format.Apply(r.First, start)
+		}
+	}
+	return out, nil
+}
+
+// PeriodValue returns the last value of name in period key: the current
+// one's or a finished one's; ErrNotFound for others.
+func (s *Sequencer) PeriodValue(ctx context.Context, name, key string) (int64, error) {
+	if err := s.begin(ctx, Call{Op: "periodValue", Name: name}); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seq, st := s.seqs[name], s.numbered[name]
+	switch {
+	case st == nil || st.spec.Unit == period.None:
+		return 0, fmt.Errorf("memseq: period value of %q: %w: no period", name, counters.ErrNotFound)
+	case key != "" && key == seq.PeriodKey:
+		return seq.Value, nil
+	}
+	if v, ok := st.past[key]; ok {
+		return v, nil
+	}
+	return 0, fmt.Errorf("memseq: period value of %q: %w: no period %.20q", name, counters.ErrNotFound, key)
 }

@@ -106,13 +106,31 @@ async function main(): Promise<void> {
     const put = await client.PUT("/seq/{name}", { params: { path: { name: other }, query: { int64: "string" } }, body: { value: top }, headers: auth });
     check(put.data !== undefined && put.data.value === top, "PUT 2^63-1");
     const cur = await client.GET("/seq/{name}", { params: { path: { name: other }, query: { int64: "string" } } });
-    check(cur.data !== undefined && cur.data.value === top && cur.data.mode === "strict", "GET /seq/{name} 2^63-1");
+    check(cur.data !== undefined && "mode" in cur.data && cur.data.value === top && cur.data.mode === "strict", "GET /seq/{name} 2^63-1");
     const ex = await client.GET("/seq/{name}/next", { params: { path: { name: other } } });
     check(ex.response.status === 409 && ex.error?.error.code === "exhausted", "next past 2^63-1: 409 exhausted");
     // Without int64=string, the number JSON.parse reads is not the value: why the parameter exists.
     const lossy = await client.GET("/seq/{name}", { params: { path: { name: other } } });
     check(lossy.data !== undefined && typeof lossy.data.value === "number" && BigInt(lossy.data.value) !== BigInt(top), "a number past 2^53 is rounded");
     called.push("getSequence");
+  }
+  {
+    // A numbered sequence: months of Berlin's clock, formatted; a period's last value.
+    const inv = "inv-" + name; // not under the prefix the listing below reads
+    const put = await client.PUT("/seq/{name}", {
+      params: { path: { name: inv } },
+      body: { period: "month", time_zone: "Europe/Berlin", format: "INV-{yyyy}{MM}-{seq:4}" },
+      headers: auth,
+    });
+    check(put.data !== undefined && put.data.period === "month" && put.data.time_zone === "Europe/Berlin", `PUT a numbering: ${JSON.stringify(put.error)}`);
+    const next = await client.POST("/seq/{name}/next", { params: { path: { name: inv }, query: { count: 2 } } });
+    check(next.data !== undefined && next.data.period !== undefined, "next of a numbered sequence");
+    const month = next.data.period.replace("-", "");
+    check(next.data.formatted === `INV-${month}-0002` && next.data.formatted_first === `INV-${month}-0001`, `formatted: ${JSON.stringify(next.data)}`);
+    const past = await client.GET("/seq/{name}", { params: { path: { name: inv }, query: { period: next.data.period, int64: "string" } } });
+    check(past.data !== undefined && !("mode" in past.data) && past.data.value === "2", `GET /seq/{name}?period: ${JSON.stringify(past.data)}`);
+    const bad = await client.PUT("/seq/{name}", { params: { path: { name: inv } }, body: { format: "{seq" }, headers: auth });
+    check(bad.response.status === 400 && bad.error?.error.code === "invalid_format", "PUT a bad format: 400 invalid_format");
   }
   {
     const list = await client.GET("/seq", { params: { query: { prefix: name, int64: "string", limit: 1 } } });

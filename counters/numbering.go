@@ -1,0 +1,475 @@
+package counters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/seqd/seqd"
+	"github.com/seqd/seqd/period"
+)
+
+// Numbering is how people read a strict sequence's values: the period after
+// which it restarts at 1, the time zone in which periods begin, and the format
+// its answers carry (package period has the tokens). The zero Numbering is a
+// plain sequence.
+type Numbering struct {
+	Period   string // "" or "none", "year", "month", "day", "hour", "minute"
+	TimeZone string // an IANA name ("Europe/Berlin"); "" or "UTC" for UTC
+	Format   string // "" for none, else with {seq}: "INV-{yyyy}-{seq:6}"
+}
+
+// maxPastPeriods bounds the finished periods a counter document remembers
+// (PeriodValue): 32 keys of at most 16 bytes and their values.
+const maxPastPeriods = 32
+
+// maxPeriodTries bounds a periodic write's attempts: each one that fails
+// does so because another write changed the document since it was read.
+const maxPeriodTries = 50
+
+// numbered is a Numbering parsed: what a Counter needs to take values of a
+// sequence and to answer them.
+type numbered struct {
+	stored Numbering // as stored: Period "" for none, TimeZone "" for UTC
+	spec   period.Spec
+	format period.Format
+}
+
+// Numbered is a reservation of a numbered sequence (seqd.Numbered).
+type Numbered = seqd.Numbered
+
+// numberNote is what a write of a numbered sequence tells its callers: the
+// numbering it took their values under, and the start of their period.
+type numberNote struct {
+	nb    *numbered
+	start int64 // ms since the epoch; 0 without a period
+}
+
+// label returns r read as nn says.
+func (nn *numberNote) label(r Range) Numbered {
+	out := Numbered{Range: r}
+	if nn == nil {
+		return out
+	}
+	start := time.UnixMilli(nn.start).In(nn.nb.spec.Zone)
+	if nn.nb.spec.Unit != period.None {
+		out.Period = nn.nb.spec.Key(start)
+	}
+	if nn.nb.stored.Format != "" {
+		out.Formatted = nn.nb.format.Apply(r.Last, start)
+		if r.First != r.Last {
+			out.FormattedFirst = nn.nb.format.Apply(r.First, start)
+		}
+	}
+	return out
+}
+
+// Check returns nil for a numbering SetNumbering takes, and otherwise an
+// error that wraps ErrInvalidMode and package period's error, which says what
+// is wrong.
+func (n Numbering) Check() error {
+	if n.Period == "none" {
+		n.Period = ""
+	}
+	_, err := n.parse()
+	return err
+}
+
+// parse checks n and returns it as stored and parsed. Its errors wrap
+// ErrInvalidMode and say what is wrong.
+func (n Numbering) parse() (*numbered, error) {
+	unit := period.None
+	if n.Period != "" {
+		u, err := period.ParseUnit(n.Period)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidMode, err)
+		}
+		unit = u
+	}
+	zone, err := loadZone(n.TimeZone)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidMode, err)
+	}
+	if unit == period.None && zone != time.UTC {
+		return nil, fmt.Errorf("%w: a time zone (%s) goes with a period", ErrInvalidMode, zone)
+	}
+	nb := &numbered{spec: period.Spec{Unit: unit, Zone: zone}}
+	if n.Format != "" {
+		if nb.format, err = period.ParseFormat(n.Format); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidMode, err)
+		}
+		if err := nb.format.Check(nb.spec); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidMode, err)
+		}
+	}
+	nb.stored = Numbering{Format: n.Format}
+	if unit != period.None {
+		nb.stored.Period = unit.String()
+	}
+	if zone != time.UTC {
+		nb.stored.TimeZone = n.TimeZone
+	}
+	return nb, nil
+}
+
+// zones are the time zones loaded so far, by name: time.LoadLocation reads
+// the zone database each time. There are a few hundred names.
+var zones sync.Map
+
+// loadZone is period.ParseZone, remembered.
+func loadZone(name string) (*time.Location, error) {
+	if z, ok := zones.Load(name); ok {
+		return z.(*time.Location), nil
+	}
+	z, err := period.ParseZone(name)
+	if err != nil {
+		return nil, err
+	}
+	zones.Store(name, z)
+	return z, nil
+}
+
+// numberings are the numberings a Counter knows its names by, learned from
+// their documents: a name with none is not here. A write of a name takes it
+// from here, and its filter checks that the document still has it; when not,
+// the document read tells the new one.
+type numberings struct{ m sync.Map }
+
+func (k *numberings) lookup(name string) *numbered {
+	if v, ok := k.m.Load(name); ok {
+		return v.(*numbered)
+	}
+	return nil
+}
+
+// learn records the numbering s shows for name and returns it, nil for none.
+// Its error wraps ErrInvalidCounter: a numbering seqd would not have stored.
+func (k *numberings) learn(name string, s counterState) (*numbered, error) {
+	if s.numbering == (Numbering{}) {
+		if _, ok := k.m.Load(name); ok { // a Load, not a Delete, on every plain write: no lock
+			k.m.Delete(name)
+		}
+		return nil, nil
+	}
+	if nb := k.lookup(name); nb != nil && nb.stored == s.numbering {
+		return nb, nil
+	}
+	nb, err := s.numbering.parse()
+	if err != nil {
+		return nil, fmt.Errorf("%w: the numbering of %q: %w", ErrInvalidCounter, cut(name, 40), errors.Unwrap(err))
+	}
+	k.m.Store(name, nb)
+	return nb, nil
+}
+
+// parseNumbering reads the numbered sequence's fields of doc into s: strings,
+// and a periodStart and periods of the types seqd writes. Whether the strings
+// name a period, a zone and a format is checked where they are used (learn).
+func parseNumbering(name string, doc bson.Raw, s *counterState) error {
+	for _, f := range []struct {
+		field string
+		to    *string
+	}{{fieldPeriod, &s.numbering.Period}, {fieldZone, &s.numbering.TimeZone}, {fieldFormat, &s.numbering.Format}} {
+		v, err := doc.LookupErr(f.field)
+		if err != nil {
+			continue
+		}
+		str, ok := v.StringValueOK()
+		if !ok {
+			return fmt.Errorf("%w: the %s of %q is %s %s, want a string",
+				ErrInvalidCounter, f.field, cut(name, 40), bsonTypeName(v.Type), valueText(v))
+		}
+		*f.to = str
+	}
+	if v, err := doc.LookupErr(fieldPeriodStart); err == nil {
+		n, ok := v.AsInt64OK()
+		if !ok || v.Type == bson.TypeDouble {
+			return fmt.Errorf("%w: the %s of %q is %s %s, want an integer",
+				ErrInvalidCounter, fieldPeriodStart, cut(name, 40), bsonTypeName(v.Type), valueText(v))
+		}
+		s.periodStart, s.hasStart = n, true
+	}
+	if v, err := doc.LookupErr(fieldPast); err == nil {
+		d, ok := v.DocumentOK()
+		if !ok {
+			return fmt.Errorf("%w: the %s of %q is %s, want a document",
+				ErrInvalidCounter, fieldPast, cut(name, 40), bsonTypeName(v.Type))
+		}
+		s.past = string(d)
+	}
+	return nil
+}
+
+// periodValue is a finished period of a sequence (its key, "2026-11") and the
+// last value handed out in it.
+type periodValue struct {
+	key   string
+	value int64
+}
+
+// pastPeriods returns s's finished periods, oldest first; the values that are
+// not integers are left out.
+func (s counterState) pastPeriods() []periodValue {
+	elems, _ := bson.Raw(s.past).Elements()
+	var past []periodValue
+	for _, e := range elems {
+		if n, ok := e.Value().AsInt64OK(); ok && e.Value().Type != bson.TypeDouble {
+			past = append(past, periodValue{key: e.Key(), value: n})
+		}
+	}
+	slices.SortFunc(past, func(a, b periodValue) int { return strings.Compare(a.key, b.key) })
+	return past
+}
+
+// PeriodValue returns the last value of name in the period key ("2026-11"):
+// the current period's value, or that of one of the latest 32 finished ones.
+// It returns ErrNotFound for a period the sequence does not remember (one
+// before those, one that had no value, or one yet to come), and for a
+// sequence without a period.
+func (c *Counter) PeriodValue(ctx context.Context, name, key string) (int64, error) {
+	if !ValidName(name) {
+		return 0, invalidName("period value", name)
+	}
+	if err := c.ready(ctx, "period value", name); err != nil {
+		return 0, err
+	}
+	s, err := readCounter(ctx, c.peek, name)
+	if err != nil {
+		return 0, wrap(err, "period value", name)
+	}
+	var seq Sequence
+	s.showNumbering(&seq)
+	if s.numbering.Period == "" {
+		return 0, wrap(fmt.Errorf("%w: %q has no period", ErrNotFound, cut(name, 40)), "period value", name)
+	}
+	if key == seq.PeriodKey {
+		return s.seq, nil
+	}
+	for _, p := range s.pastPeriods() {
+		if p.key == key {
+			return p.value, nil
+		}
+	}
+	return 0, wrap(fmt.Errorf("%w: no period %.20q remembered", ErrNotFound, key), "period value", name)
+}
+
+// showNumbering adds s's numbering to seq, as Current and List show it.
+func (s counterState) showNumbering(seq *Sequence) {
+	seq.Period, seq.TimeZone, seq.Format = s.numbering.Period, s.numbering.TimeZone, s.numbering.Format
+	if s.numbering.Period == "" {
+		return
+	}
+	if !s.hasStart {
+		return
+	}
+	if nb, err := s.numbering.parse(); err == nil {
+		seq.PeriodKey = nb.spec.Key(time.UnixMilli(s.periodStart))
+	}
+}
+
+// notPeriodic keeps a write that takes values without a period off a
+// sequence that has one.
+var notPeriodic = bson.D{{Key: fieldPeriod, Value: bson.D{{Key: "$exists", Value: false}}}}
+
+// errRelearn is a write that found name's numbering other than it was told:
+// it has learned the stored one, and the caller writes again.
+var errRelearn = errors.New("the numbering changed")
+
+// takeOptions are a periodic write's: no upsert (SetNumbering created the
+// document), the document after.
+var takeOptions = options.FindOneAndUpdate().SetReturnDocument(options.After)
+
+// reservePeriodic takes n values of name, whose numbering nb has a period:
+// from the stored period if it is the one this Counter's clock reads or a
+// newer one, else from a new period, the clock's, at 1. It returns the first
+// value, and leaves its callers a numberNote. The stored period's start only
+// grows, since a new period is written only over an older one: periods never
+// go back.
+func (c *Counter) reservePeriodic(ctx context.Context, name string, n int64, nb *numbered) (int64, error) {
+	start := nb.spec.Start(c.clock()).UnixMilli()
+	same := []bson.D{notDraining, {{Key: fieldPeriod, Value: nb.stored.Period}}, equalOrAbsentString(fieldZone, nb.stored.TimeZone)}
+	for range maxPeriodTries {
+		// Join the stored period, if it is the clock's or newer.
+		filter := counterFilter(name, math.MaxInt64-n, append(same, bson.D{{Key: fieldPeriodStart, Value: bson.D{{Key: "$gte", Value: start}}}})...)
+		update := bson.D{{Key: "$inc", Value: bson.D{{Key: fieldSeq, Value: n}}}}
+		doc, err := c.coll.FindOneAndUpdate(ctx, filter, update, takeOptions).Raw()
+		if err == nil {
+			return c.tookPeriodic(ctx, name, doc, n)
+		}
+		if !errors.Is(err, mongo.ErrNoDocuments) {
+			return 0, err
+		}
+		cur, err := readCounter(ctx, c.coll, name)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			c.numbering.m.Delete(name)
+			return 0, errRelearn
+		case err != nil:
+			return 0, err
+		case cur.numbering != nb.stored:
+			if _, err := c.numbering.learn(name, cur); err != nil {
+				return 0, err
+			}
+			return 0, errRelearn
+		case cur.draining || cur.mode != seqd.ModeStrict:
+			return 0, fmt.Errorf("%w: a %s sequence with a period", ErrInvalidCounter, cur.mode)
+		case cur.hasStart && cur.periodStart >= start && cur.seq > math.MaxInt64-n:
+			return 0, fmt.Errorf("%w: at %d, %d requested", ErrExhausted, cur.seq, n)
+		case cur.hasStart && cur.periodStart >= start:
+			continue // a newer period began since the write
+		}
+		// The stored period is older than the clock's (or there is none yet):
+		// start the clock's at n, if the document is still as read, and keep
+		// the last value of the one that ends.
+		filter = counterFilter(name, math.MaxInt64, append(same,
+			equalOrAbsent(fieldPeriodStart, cur.periodStart), bson.D{{Key: fieldSeq, Value: cur.seq}})...)
+		set := bson.D{{Key: fieldSeq, Value: n}, {Key: fieldPeriodStart, Value: start}}
+		update = bson.D{}
+		if cur.hasStart {
+			key := nb.spec.Key(time.UnixMilli(cur.periodStart))
+			set = append(set, bson.E{Key: fieldPast + "." + key, Value: cur.seq})
+			if past := cur.pastPeriods(); len(past) >= maxPastPeriods {
+				var unset bson.D
+				for _, p := range past[:len(past)-maxPastPeriods+1] {
+					unset = append(unset, bson.E{Key: fieldPast + "." + p.key, Value: ""})
+				}
+				update = append(update, bson.E{Key: "$unset", Value: unset})
+			}
+		}
+		update = append(update, bson.E{Key: "$set", Value: set})
+		doc, err = c.coll.FindOneAndUpdate(ctx, filter, update, takeOptions).Raw()
+		if err == nil {
+			return c.tookPeriodic(ctx, name, doc, n)
+		}
+		if !errors.Is(err, mongo.ErrNoDocuments) {
+			return 0, err
+		}
+	}
+	return 0, fmt.Errorf("%w: the period changed %d times during one write", ErrContention, maxPeriodTries)
+}
+
+// tookPeriodic reads doc, the document after a write that took n values of a
+// periodic sequence, and returns the first value.
+func (c *Counter) tookPeriodic(ctx context.Context, name string, doc bson.Raw, n int64) (int64, error) {
+	s, err := parseCounter(name, doc)
+	if err != nil {
+		return 0, err
+	}
+	nb, err := c.numbering.learn(name, s)
+	if err != nil {
+		return 0, err
+	}
+	setNote(ctx, &numberNote{nb: nb, start: s.periodStart})
+	return s.seq - n + 1, nil
+}
+
+// equalOrAbsentString matches a document whose field is v, or, for v = "",
+// absent.
+func equalOrAbsentString(field, v string) bson.D {
+	if v == "" {
+		return bson.D{{Key: field, Value: bson.D{{Key: "$exists", Value: false}}}}
+	}
+	return bson.D{{Key: field, Value: v}}
+}
+
+// NextNumbered reserves n contiguous values of name, as NextN does, and says
+// how people read them: the period they belong to and their formatted text.
+// For a sequence without a numbering it returns NextN's values alone.
+func (c *Counter) NextNumbered(ctx context.Context, name string, n int64) (Numbered, error) {
+	r, note, err := c.nextN(ctx, name, n)
+	nn, _ := note.(*numberNote)
+	return nn.label(r), err
+}
+
+// SetNumbering stores name's numbering (SetMode's companion), creating the
+// sequence at 0 if it is new. A new period or time zone takes effect with the
+// next value, which is 1 of the period the taking instance's clock reads; the
+// finished periods remembered so far are forgotten. A new format alone keeps
+// the period and the value. No period continues from the value stored.
+// Set on a periodic sequence moves the value of the period stored, which may
+// already be over: the next value then starts a new period at 1.
+//
+// It returns ErrInvalidMode for a numbering that does not parse (the error
+// says what is wrong) and for a cached sequence: a period needs every value
+// to come from a write to the store, so that no instance answers a period
+// older than one another instance has begun. Optimistic has no numbering.
+func (c *Counter) SetNumbering(ctx context.Context, name string, nb Numbering) error {
+	if !ValidName(name) {
+		return invalidName("set numbering", name)
+	}
+	if nb.Period == "none" {
+		nb.Period = ""
+	}
+	want, err := nb.parse()
+	if err != nil {
+		return fmt.Errorf("counters: set numbering %q: %w", name, err)
+	}
+	if err := c.ready(ctx, "set numbering", name); err != nil {
+		return err
+	}
+	err = c.retry.do(ctx, func() (bool, error) {
+		cur, err := readCounter(ctx, c.coll, name)
+		exists := err == nil
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return false, err
+		}
+		if exists && want.stored != (Numbering{}) && (cur.mode == seqd.ModeCached || cur.draining) {
+			return false, fmt.Errorf("%w: a cached sequence has no period or format (its instances hand out blocks with no order between them): set mode strict first", ErrInvalidMode)
+		}
+		var set, unset bson.D
+		for _, f := range []struct{ field, v string }{
+			{fieldPeriod, want.stored.Period}, {fieldZone, want.stored.TimeZone}, {fieldFormat, want.stored.Format},
+		} {
+			if f.v == "" {
+				unset = append(unset, bson.E{Key: f.field, Value: ""})
+			} else {
+				set = append(set, bson.E{Key: f.field, Value: f.v})
+			}
+		}
+		if !exists || cur.numbering.Period != want.stored.Period || cur.numbering.TimeZone != want.stored.TimeZone {
+			unset = append(unset, bson.E{Key: fieldPeriodStart, Value: ""}, bson.E{Key: fieldPast, Value: ""})
+		}
+		update := bson.D{{Key: "$inc", Value: bson.D{{Key: fieldGen, Value: int64(1)}}}}
+		if len(set) > 0 {
+			update = append(update, bson.E{Key: "$set", Value: set})
+		}
+		var filter any
+		opts := options.FindOneAndUpdate().SetReturnDocument(options.After)
+		if exists {
+			// The gen and mode as read: a concurrent SetMode to cached moves
+			// the gen, and this write then reads again and refuses.
+			filter = counterFilter(name, math.MaxInt64, equalOrAbsent(fieldGen, cur.gen),
+				absentOr(fieldMode, bson.D{{Key: "$eq", Value: string(seqd.ModeStrict)}}))
+			if len(unset) > 0 {
+				update = append(update, bson.E{Key: "$unset", Value: unset})
+			}
+		} else {
+			filter = bson.D{{Key: "_id", Value: name}, {Key: "$and", Value: bson.A{bson.D{{Key: fieldSeq, Value: bson.D{{Key: "$exists", Value: false}}}}}}}
+			update = append(update, bson.E{Key: "$setOnInsert", Value: bson.D{{Key: fieldSeq, Value: int64(0)}}})
+			opts.SetUpsert(true)
+		}
+		doc, err := c.coll.FindOneAndUpdate(ctx, filter, update, opts).Raw()
+		switch {
+		case errors.Is(err, mongo.ErrNoDocuments) || mongo.IsDuplicateKeyError(err):
+			return true, nil // the document changed (or was created) since it was read
+		case err != nil:
+			return false, err
+		}
+		s, err := parseCounter(name, doc)
+		if err != nil {
+			return false, err
+		}
+		_, err = c.numbering.learn(name, s)
+		return false, err
+	})
+	return wrap(err, "set numbering", name)
+}
