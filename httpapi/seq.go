@@ -267,6 +267,9 @@ func (s sequencers) current(c echo.Context) (counters.Sequencer, counters.Sequen
 // currentParams are the query parameters of a GET /seq/{name}… that reads a sequence.
 var currentParams = seqParams()
 
+// pastPeriodParams are those of a GET /seq/{name}?period=KEY.
+var pastPeriodParams = seqParams("period")
+
 // currentValue serves GET /seq/{name}: the sequence as stored, its value the last
 // handed out; with ?period=KEY, the last value of that period of a periodic
 // sequence.
@@ -294,7 +297,7 @@ type periodResponse struct {
 // KEY, the current one or one of the latest finished ones the sequence
 // remembers; 404 for others.
 func pastPeriod(c echo.Context, seqs sequencers) error {
-	q, seq, name, err := seqs.request(c, "period")
+	q, seq, name, err := seqs.request(c, pastPeriodParams)
 	if err != nil {
 		return err
 	}
