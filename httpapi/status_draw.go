@@ -122,7 +122,9 @@ func roughDuration(d time.Duration) string {
 
 // nameHTML is a sequence name that a narrow column may wrap, but never inside
 // a number: a run of digits is kept whole, and the rest may break anywhere (the
-// page's style). Names without a run of two digits are as they are.
+// page's style). Names without a run of two digits are as they are; a name
+// with one has its whole self as a title, so that it reads whole on hover and a
+// search of the page's source finds it.
 func nameHTML(name string) template.HTML {
 	var b strings.Builder
 	for i := 0; i < len(name); {
@@ -141,5 +143,9 @@ func nameHTML(name string) template.HTML {
 		b.WriteString(template.HTMLEscapeString(name[i:j]))
 		i = j
 	}
-	return template.HTML(b.String())
+	escaped := template.HTMLEscapeString(name)
+	if b.Len() == len(escaped) {
+		return template.HTML(escaped)
+	}
+	return template.HTML(`<span title="` + escaped + `">` + b.String() + `</span>`)
 }

@@ -135,6 +135,7 @@ func TestStatusPage(t *testing.T) {
 	withError.LastError = `fetch: <b>timeout</b> & "more"`
 	counter.SetBlockStatus("orders", withError)
 	counter.Store("plain", 7)
+	counter.StoreSequence(seqd.Sequence{Name: "invoices", Value: 42, Mode: seqd.ModeStrict, Period: "month", Format: "INV-{yyyy}-{MM}-{seq:6}", PeriodKey: "2026-11"})
 
 	rec = s.get(t, "/status")
 	if rec.Code != http.StatusOK {
@@ -153,6 +154,8 @@ func TestStatusPage(t *testing.T) {
 		`fetch: &lt;b&gt;timeout&lt;/b&gt; &amp; &#34;more&#34;`,
 		// a strict sequence without blocks
 		`<tr><td>plain</td><td class="text">strict</td><td>7</td><td><span class="none">default</span></td><td class="none" colspan="8">no blocks in this instance</td></tr>`,
+		// a periodic sequence: its value and the period it belongs to
+		`<tr><td>invoices</td><td class="text">strict</td><td>42 <span class="period">in 2026-11</span></td>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s:\n%s", want, page)
@@ -399,7 +402,7 @@ func TestStatusDashboard(t *testing.T) {
 	for name, want := range map[string]string{
 		"cold": "<td>in 6 min</td>", "hot": "<td>now</td>", "warm": "<td>at the next request</td>",
 		// the name as the page writes it: no minute past yet, so only now
-		`t.<span class="num">2026</span>.<span class="num">9223372036854775807</span>`: `aria-label="values a second in the last minute: 0.0/s"`,
+		`<span title="t.2026.9223372036854775807">t.<span class="num">2026</span>.<span class="num">9223372036854775807</span></span>`: `aria-label="values a second in the last minute: 0.0/s"`,
 	} {
 		if r := row(name); !strings.Contains(r, want) {
 			t.Errorf("the row of %s lacks %s:\n%s", name, want, r)
@@ -408,7 +411,7 @@ func TestStatusDashboard(t *testing.T) {
 	if r := row("cold"); !strings.Contains(r, `aria-label="0 of 100 used"`) {
 		t.Errorf("the row of cold lacks its unused block's bar:\n%s", r)
 	}
-	if !strings.Contains(page, `<tr><td>t.<span class="num">2026</span>.<span class="num">9223372036854775807</span></td>`) {
+	if !strings.Contains(page, `<tr><td><span title="t.2026.9223372036854775807">t.<span class="num">2026</span>.<span class="num">9223372036854775807</span></span></td>`) {
 		t.Errorf("a name with numbers: want its numbers kept whole:\n%s", page)
 	}
 
