@@ -24,6 +24,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	// The zone database is in seqd's binary: the periods of a sequence's time zone
+	// are then the same on every instance of one seqd version, whatever the
+	// host's database says (or lacks: a scratch image has none).
+	_ "time/tzdata"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
