@@ -16,7 +16,7 @@ NORACE_WARNING = @echo "make: WARNING: no C compiler found, so testing WITHOUT t
 # How long `make fuzz` runs each fuzz target.
 FUZZTIME ?= 30s
 
-.PHONY: test unit integration robustness robustness-mutants vet bench fuzz run build devstore
+.PHONY: test unit integration robustness robustness-mutants vet bench fuzz run build devstore screenshots
 
 # Everything CI runs: vet, unit tests with the race detector (seqd's module and the
 # development store's), then the integration suite (which starts its own store).
@@ -32,6 +32,8 @@ vet:
 # each contended atomic add costs about 1.5 µs; the last line runs it whole, without.
 unit:
 	$(if $(RACE),,$(NORACE_WARNING))
+	@[ -n "$$SEQD_CHROMIUM" ] || command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null || \
+		echo "make: no Chromium: TestStatusPageInBrowser (the status page at 1280 x 800 and 390 x 844) will skip; apt-get install chromium, or set SEQD_CHROMIUM" >&2
 	$(GOTEST) ./...
 	cd cmd/devstore && $(GOTEST) ./...
 	$(if $(RACE),$(GO) test -count=1 -run '^TestSixtyMillionFromTwoGoroutines$$' ./uuidv7/)
@@ -75,6 +77,13 @@ robustness-mutants:
 BENCHTIME ?= 5s
 bench:
 	$(GO) run ./cmd/seqbench -d $(BENCHTIME) -out bench.md
+
+# The status page in headless Chromium at 1280 x 800 and 390 x 844, checked, and
+# screenshots of it (the phone's in dark colours too) written to SCREENSHOTS.
+SCREENSHOTS ?= $(DEVSTORE_DIR)/screenshots
+screenshots:
+	set -o pipefail; SEQD_SCREENSHOTS="$(abspath $(SCREENSHOTS))" $(GO) test -count=1 -v -run '^TestStatusPageInBrowser$$' ./httpapi/ | \
+		grep -e 'screenshot of' -e '^\s*--- ' -e 'Chromium' -e 'want' -e FAIL -e '^ok'
 
 # Each fuzz target for FUZZTIME (make test runs their seed corpora only).
 fuzz:

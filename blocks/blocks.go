@@ -141,16 +141,25 @@ type Block struct {
 
 // Status is what an Allocator holds and has done, for status pages and metrics.
 type Status struct {
-	Current, Next Block         // Remaining 0: none
-	BlockSize     int64         // what the next Fetch asks for
-	Rate          float64       // values served a second over the last RateWindow (at least a second of it); 0 in the first second
-	Fetching      bool          // a Fetch is in flight
-	LastFetch     time.Duration // how long the last Fetch took
-	LastFetchAt   time.Time     // when it ended; zero before the first
-	LastError     string        // the last Fetch's error; empty after a success
-	Fetched       int64         // values reserved by every Fetch
-	Served        int64         // values handed out
-	Skipped       int64         // values passed over so that a NextN got contiguous values
+	Current, Next Block   // Remaining 0: none
+	CurrentSize   int64   // the current block's whole size, used and unused; 0: none
+	UntilFetch    int64   // values to hand out before the next Fetch starts; 0 while one is in flight, or when the next call starts one
+	BlockSize     int64   // what the next Fetch asks for
+	Rate          float64 // values served a second over the last RateWindow (at least a second of it); 0 in the first second
+	// RateHistory is the rate of each of the last whole RateWindows, the
+	// newest last; only the last RateHistoryKnown are measured, the others
+	// fall before the first call. The windows start at the first call, and
+	// values served between two calls (Status, or a block becoming current)
+	// count as served evenly between them.
+	RateHistory      [RateHistoryLen]float64
+	RateHistoryKnown int
+	Fetching         bool          // a Fetch is in flight
+	LastFetch        time.Duration // how long the last Fetch took
+	LastFetchAt      time.Time     // when it ended; zero before the first
+	LastError        string        // the last Fetch's error; empty after a success
+	Fetched          int64         // values reserved by every Fetch
+	Served           int64         // values handed out
+	Skipped          int64         // values passed over so that a NextN got contiguous values
 }
 
 // block is one fetched range. Callers take values by raising used with a
@@ -248,6 +257,7 @@ type Allocator struct {
 	lastFetch   time.Duration
 	lastFetchAt time.Time
 	samples     []sample // served totals, a second or more apart, the oldest at most RateWindow old but one
+	history     rateHistory
 	fetched     int64
 	served      int64 // by retired blocks; the current one's used is added in Status
 	skipped     int64
@@ -412,8 +422,54 @@ func (a *Allocator) retire(b *block, adapt bool) (rest seqd.Range, ok bool) {
 	return rest, ok
 }
 
-// RateWindow is the span Status.Rate is measured over.
+// RateWindow is the span Status.Rate is measured over, and each of
+// Status.RateHistory's.
 const RateWindow = time.Minute
+
+// RateHistoryLen is how many past RateWindows Status.RateHistory holds.
+const RateHistoryLen = 10
+
+// rateHistory is the rate of each of the last whole windows. A window's rate is
+// the served totals at its ends, each interpolated between the calls around it.
+type rateHistory struct {
+	rates   [RateHistoryLen]float64 // the newest last
+	known   int
+	start   time.Time // where the current window starts; zero before the first call
+	base    int64     // served at start
+	lastAt  time.Time // the last call
+	lastSum int64     // served then
+}
+
+// add files served at now, closing the windows that ended since the last call.
+func (h *rateHistory) add(now time.Time, served int64) {
+	if h.start.IsZero() {
+		h.start, h.base, h.lastAt, h.lastSum = now, served, now, served
+		return
+	}
+	// at is the served total at t, between the last call and now.
+	at := func(t time.Time) int64 {
+		return h.lastSum + int64(float64(served-h.lastSum)*float64(t.Sub(h.lastAt))/float64(now.Sub(h.lastAt)))
+	}
+	// After more idle windows than are kept, only the kept ones are worked out.
+	if k := int(now.Sub(h.start) / RateWindow); k > RateHistoryLen {
+		skip := k - RateHistoryLen
+		t := h.start.Add(time.Duration(skip) * RateWindow)
+		h.start, h.base = t, at(t)
+		h.lastAt, h.lastSum = t, h.base
+		h.known += skip
+	}
+	for now.Sub(h.start) >= RateWindow {
+		end := h.start.Add(RateWindow)
+		sum := at(end)
+		copy(h.rates[:], h.rates[1:])
+		h.rates[RateHistoryLen-1] = float64(sum-h.base) / RateWindow.Seconds()
+		h.known++
+		h.start, h.base = end, sum
+		h.lastAt, h.lastSum = end, sum
+	}
+	h.known = min(h.known, RateHistoryLen)
+	h.lastAt, h.lastSum = now, served
+}
 
 // sample is the count of values served by a time.
 type sample struct {
@@ -435,6 +491,7 @@ func (a *Allocator) servedNow() int64 {
 // older one): values a second over a span of a second or more, never one
 // block's or one call's. 0 until a second has passed. a.mu is held.
 func (a *Allocator) sample(now time.Time, served int64) float64 {
+	a.history.add(now, served)
 	if n := len(a.samples); n == 0 || now.Sub(a.samples[n-1].at) >= time.Second {
 		a.samples = append(a.samples, sample{at: now, served: served})
 	}
@@ -534,12 +591,24 @@ func (a *Allocator) Status() Status {
 	if a.lastErr != nil {
 		s.LastError = a.lastErr.Error()
 	}
-	if cur := a.cur.Load(); cur != nil && !cur.retired {
-		s.Current = cur.rest()
+	cur := a.cur.Load()
+	if cur != nil && !cur.retired {
+		s.Current, s.CurrentSize = cur.rest(), cur.size
 		used := cur.used.Load()
 		s.Served += used
+		// The next Fetch starts at the current block's prefetch point, or, with
+		// a next block, once that one reaches its own.
+		if a.next == nil {
+			s.UntilFetch = max(cur.prefetchAt.Load()-used, 0)
+		} else {
+			s.UntilFetch = cur.size - used + max(a.next.prefetchAt.Load()-a.next.used.Load(), 0)
+		}
+	}
+	if s.Fetching {
+		s.UntilFetch = 0
 	}
 	s.Rate = a.sample(a.opts.Now(), s.Served)
+	s.RateHistory, s.RateHistoryKnown = a.history.rates, a.history.known
 	if a.next != nil {
 		s.Next = a.next.rest()
 	}

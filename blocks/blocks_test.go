@@ -527,6 +527,10 @@ func TestStatus(t *testing.T) {
 	if st := a.Status(); st.LastFetch != 2*time.Second || !st.LastFetchAt.Equal(fetchedAt) || st.Fetching {
 		t.Errorf("after a Fetch of 2 s: LastFetch %v, LastFetchAt %v, Fetching %v; want 2s, %v, false", st.LastFetch, st.LastFetchAt, st.Fetching, fetchedAt)
 	}
+	// 1 of 10 used; the next Fetch starts at 5.
+	if st := a.Status(); st.CurrentSize != 10 || st.UntilFetch != 4 {
+		t.Errorf("after one value of a block of 10: CurrentSize %d, UntilFetch %d; want 10, 4", st.CurrentSize, st.UntilFetch)
+	}
 
 	clk.Advance(4 * time.Second)
 	for range 4 {
@@ -543,6 +547,8 @@ func TestStatus(t *testing.T) {
 	want := blocks.Status{
 		Current:     blocks.Block{First: 106, Last: 110, Remaining: 5},
 		Next:        blocks.Block{First: 111, Last: 120, Remaining: 10},
+		CurrentSize: 10,
+		UntilFetch:  5 + 5, // the rest of the current block, then half the next
 		BlockSize:   10,
 		Rate:        5.0 / 6, // 5 values in the 6 s since the first Status
 		LastFetch:   0,       // the second Fetch took no time on the clock
@@ -678,5 +684,50 @@ func TestRateOverAWindow(t *testing.T) {
 	const want = 1000 / 0.010
 	if r := a.Status().Rate; r < 0.9*want || r > 1.1*want {
 		t.Errorf("Rate = %.0f, want %.0f ± 10 %%", r, want)
+	}
+}
+
+// RateHistory is the rate of each whole minute since the first call, the
+// newest last: a minute at 100 values a second, one at 10, one idle, read by a
+// status page every 10 s; then half an hour idle fills every window with 0.
+func TestRateHistory(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	s := &store{}
+	a := blocks.New(s.Fetch, blocks.Options{MinBlock: 100, MaxBlock: 1000, Target: time.Hour, Now: clk.Now})
+	defer closeNow(a)
+
+	if st := a.Status(); st.RateHistoryKnown != 0 || st.RateHistory != ([blocks.RateHistoryLen]float64{}) {
+		t.Errorf("RateHistory before a window ended: %v, %d known", st.RateHistory, st.RateHistoryKnown)
+	}
+	for _, perSecond := range []int64{100, 10, 0} {
+		for sec := range 60 {
+			if perSecond > 0 {
+				if _, err := a.NextN(ctx, perSecond); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clk.Advance(time.Second)
+			if sec%10 == 9 {
+				a.Status()
+			}
+		}
+	}
+	st := a.Status()
+	if st.RateHistoryKnown != 3 {
+		t.Fatalf("after 3 minutes: %d windows known, want 3 (%v)", st.RateHistoryKnown, st.RateHistory)
+	}
+	got := st.RateHistory[blocks.RateHistoryLen-3:]
+	for i, want := range []float64{100, 10, 0} {
+		if got[i] < 0.9*want || got[i] > 1.1*want {
+			t.Errorf("RateHistory's last 3 = %v, want 100, 10, 0 ± 10 %%", got)
+			break
+		}
+	}
+
+	clk.Advance(30 * time.Minute)
+	st = a.Status()
+	if st.RateHistoryKnown != blocks.RateHistoryLen || st.RateHistory != ([blocks.RateHistoryLen]float64{}) {
+		t.Errorf("after half an hour idle: RateHistory %v, %d known; want all %d known and 0", st.RateHistory, st.RateHistoryKnown, blocks.RateHistoryLen)
 	}
 }

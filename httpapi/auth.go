@@ -104,6 +104,24 @@ const (
 // and the token's digest.
 func (s *keySet) identify(r *http.Request) (*keyEntry, [sha256.Size]byte) {
 	token, ok := bearer(r.Header.Get(echo.HeaderAuthorization))
+	return s.lookup(token, ok)
+}
+
+// identifyPage is identify for the status page, which also takes the token as
+// the password of HTTP Basic, with any user name: what a browser sends once
+// its user typed it.
+func (s *keySet) identifyPage(r *http.Request) (*keyEntry, [sha256.Size]byte) {
+	token, ok := bearer(r.Header.Get(echo.HeaderAuthorization))
+	if !ok {
+		_, token, ok = r.BasicAuth()
+		ok = ok && token != ""
+	}
+	return s.lookup(token, ok)
+}
+
+// lookup returns the entry of token in s, nil for none (or !ok), and the
+// token's digest.
+func (s *keySet) lookup(token string, ok bool) (*keyEntry, [sha256.Size]byte) {
 	if !ok {
 		return nil, [sha256.Size]byte{}
 	}
@@ -154,6 +172,35 @@ func (k *Keyring) requireClient(next echo.HandlerFunc) echo.HandlerFunc {
 		e, _ := s.identify(c.Request())
 		if e == nil {
 			return errUnauthorized
+		}
+		return letThrough(c, next, e)
+	}
+}
+
+var errUnauthorizedPage = &Error{Code: "unauthorized", Message: "missing or invalid token: give it as the password (any user name), or as a bearer token"}
+
+// basicChallenge asks a browser for a user name and password; seqd takes a
+// client token as the password.
+const basicChallenge = `Basic realm="seqd"`
+
+// requirePage is requireClient for the status page, which people open in a
+// browser: it also takes the token as HTTP Basic's password, and its 401 asks
+// for Basic, so that the browser asks its user for it. The API's routes take
+// bearer tokens only: a browser sends the Basic credentials it holds with every
+// request to seqd, whichever site's page makes it, and a token there would turn
+// a cross-site request into an authenticated one. The page only reads, no other
+// site can read or frame it (same-origin policy, frame-ancestors 'none'), and a
+// rebinding name gets 421 (hostCheck).
+func (k *Keyring) requirePage(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		s := k.keys.Load()
+		if s.clients == 0 {
+			return next(c)
+		}
+		e, _ := s.identifyPage(c.Request())
+		if e == nil {
+			c.Response().Header().Set("WWW-Authenticate", basicChallenge)
+			return errUnauthorizedPage
 		}
 		return letThrough(c, next, e)
 	}

@@ -52,6 +52,7 @@ var codes = map[string]int{
 	"invalid_name":      http.StatusBadRequest,
 	"invalid_prefix":    http.StatusBadRequest,
 	"invalid_query":     http.StatusBadRequest,
+	"invalid_sort":      http.StatusBadRequest,
 	"invalid_strategy":  http.StatusBadRequest,
 	"invalid_time":      http.StatusBadRequest,
 	"invalid_uuid":      http.StatusBadRequest,
@@ -273,7 +274,7 @@ func errorHandler(log *slog.Logger, m *Metrics) echo.HTTPErrorHandler {
 		case http.StatusServiceUnavailable, http.StatusTooManyRequests:
 			h.Set("Retry-After", strconv.Itoa(retryAfter(err)))
 		case http.StatusUnauthorized:
-			h.Set("WWW-Authenticate", `Bearer realm="seqd"`)
+			h.Add("WWW-Authenticate", `Bearer realm="seqd"`) // after the status page's Basic
 		}
 		if c.Request().Method == http.MethodHead {
 			_ = c.NoContent(e.status)

@@ -23,17 +23,20 @@ func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 
 	// The rate limit runs before the token checks, so that guessing tokens and
 	// floods of refused requests are limited too (by address).
-	var client, admin []echo.MiddlewareFunc
+	var client, admin, page []echo.MiddlewareFunc
 	if limit := rateLimit(keys, cfg.RateLimit, cfg.RateBurst); limit != nil {
-		client, admin = append(client, limit), append(admin, limit)
+		client, admin, page = append(client, limit), append(admin, limit), append(page, limit)
 	}
 	// The token checks leave the token's scope in the context: inScope refuses a
-	// name outside it, and a listing lists only names in it.
-	client, admin = append(client, keys.requireClient), append(admin, keys.requireAdmin, inScope)
+	// name outside it, and a listing lists only names in it. The status page
+	// takes a token from a browser's Basic prompt too (requirePage).
+	client, admin, page = append(client, keys.requireClient), append(admin, keys.requireAdmin, inScope), append(page, keys.requirePage)
 	if cfg.Authenticated != nil {
-		client, admin = append(client, authenticated(cfg.Authenticated)), append(admin, authenticated(cfg.Authenticated))
+		hook := authenticated(cfg.Authenticated)
+		client, admin, page = append(client, hook), append(admin, hook), append(page, hook)
 	}
 	timeout := middleware.ContextTimeout(cfg.Timeout)
+	page = append(page, timeout)
 	backend := append(client[:len(client):len(client)], timeout)
 	named := append(client[:len(client):len(client)], inScope, timeout)
 	// What spends or changes a value refuses a browser's cross-site request
@@ -64,7 +67,7 @@ func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 	e.GET("/seq/:name/next", nextValues(seqs, m), spend...)
 	e.POST("/seq/:name/next", nextValues(seqs, m), spend...)
 	e.GET("/seq/:name/status", sequenceStatus(seqs), named...)
-	e.GET("/status", statusPageHandler(seqs, layout, cfg.SnowflakeLease), backend...)
+	e.GET("/status", statusPageHandler(seqs, layout, cfg.SnowflakeLease), page...)
 
 	// Load balancers probe with HEAD as often as with GET. Routes that hand out
 	// values refuse HEAD (405): a probe must not spend a value.

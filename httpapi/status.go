@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"html/template"
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -105,7 +107,7 @@ func sequenceStatus(seqs sequencers) echo.HandlerFunc {
 //go:embed status.html
 var statusHTML string
 
-var statusPage = template.Must(template.New("status").Parse(statusHTML))
+var statusPage = template.Must(template.New("status").Funcs(template.FuncMap{"name": nameHTML}).Parse(statusHTML))
 
 // statusRow is one sequence on the status page.
 type statusRow struct {
@@ -115,6 +117,9 @@ type statusRow struct {
 	MaxBlock  int64
 	HasBlocks bool   // this instance reported blocks for it
 	Error     string // the record seqd cannot use; nothing else is set
+	Use       blockUse
+	Chart     rateChart
+	NextFetch string
 }
 
 // statusPageData is what the status page shows: one page of sequences, a form to
@@ -127,10 +132,13 @@ type statusPageData struct {
 	Limit     int
 	Prefix    string
 	After     string
+	ByRate    bool          // ?sort=rate: the page's rows by rate, the highest first
 	Hidden    []hiddenField // the form's other parameters, kept when it asks for a prefix
 	First     string        // the first page's query, when this is not the first page
 	Next      string        // the next page's query, when more sequences follow
 	NextName  string        // the page's last name, where the next starts
+	SortLink  string        // the query of this page in the other order
+	History   int           // minutes the charts cover
 }
 
 // hiddenField is a query parameter the prefix form sends as it came.
@@ -140,14 +148,23 @@ type hiddenField struct{ Name, Value string }
 // else: no script, no fetch, no frame.
 const statusPageCSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
-// statusPageHandler serves GET /status[?limit=N][&after=NAME][&prefix=P][&strategy=…]:
+// statusPageHandler serves GET /status[?limit=N][&after=NAME][&prefix=P][&strategy=…][&sort=rate]:
 // a page of the strategy's sequences, as GET /seq lists them, with this
-// instance's blocks, for operators.
+// instance's blocks, for operators. With sort=rate the page's rows are in
+// order of rate, the highest first; the page is still the next names in order.
 func statusPageHandler(seqs sequencers, layout snowflake.Layout, lease func() snowflake.LeaseStatus) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		lq, page, err := seqs.list(c)
+		lq, page, err := seqs.list(c, "sort")
 		if err != nil {
 			return err
+		}
+		byRate := false
+		switch v, ok := lq.q["sort"]; {
+		case !ok || v == "name":
+		case v == "rate":
+			byRate = true
+		default:
+			return errorf("invalid_sort", "sort must be name or rate, got %s", quoted(v))
 		}
 		data := statusPageData{
 			Snowflake: snowflakeHealthOf(layout, lease),
@@ -157,8 +174,10 @@ func statusPageHandler(seqs sequencers, layout snowflake.Layout, lease func() sn
 			Limit:     lq.opts.Limit,
 			Prefix:    lq.opts.Prefix,
 			After:     lq.opts.After,
+			ByRate:    byRate,
+			History:   int(blocks.RateHistoryLen * blocks.RateWindow / time.Minute),
 		}
-		for _, k := range []string{"strategy", "limit"} {
+		for _, k := range []string{"strategy", "limit", "sort"} {
 			if v, ok := lq.q[k]; ok {
 				data.Hidden = append(data.Hidden, hiddenField{k, v})
 			}
@@ -169,6 +188,7 @@ func statusPageHandler(seqs sequencers, layout snowflake.Layout, lease func() sn
 		if page.Next != "" {
 			data.Next, data.NextName = pageQuery(lq.q, page.Next), page.Next
 		}
+		data.SortLink = sortQuery(lq.q, !byRate)
 		for i, s := range page.Sequences {
 			row := &data.Rows[i]
 			if s.Err != nil {
@@ -178,6 +198,13 @@ func statusPageHandler(seqs sequencers, layout snowflake.Layout, lease func() sn
 			st, ok := blockStatusOf(lq.seq, s.Name)
 			row.statusResponse = instanceStatus(s, st)
 			row.Value, row.MinBlock, row.MaxBlock, row.HasBlocks = s.Value, s.MinBlock, s.MaxBlock, ok
+			if ok {
+				row.Use, row.Chart, row.NextFetch = useOf(st), chartOf(st), nextFetchOf(st)
+			}
+		}
+		if byRate {
+			// Stable: equal rates stay in order of name.
+			slices.SortStableFunc(data.Rows, func(a, b statusRow) int { return cmp.Compare(b.Rate, a.Rate) })
 		}
 		var buf bytes.Buffer
 		if err := statusPage.Execute(&buf, data); err != nil {
@@ -199,6 +226,20 @@ func pageQuery(q map[string]string, after string) string {
 	}
 	if after != "" {
 		v.Set("after", after)
+	}
+	return "?" + v.Encode()
+}
+
+// sortQuery is the query string of q's page in order of rate, or of name.
+func sortQuery(q map[string]string, byRate bool) string {
+	v := url.Values{}
+	for k, x := range q {
+		if k != "sort" {
+			v.Set(k, x)
+		}
+	}
+	if byRate {
+		v.Set("sort", "rate")
 	}
 	return "?" + v.Encode()
 }

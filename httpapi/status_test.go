@@ -5,8 +5,10 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -264,4 +266,179 @@ func TestStatusPagePaging(t *testing.T) {
 	}
 	wantError(t, s.get(t, "/status?prefix=%3Cb%3E"), http.StatusBadRequest, "invalid_prefix")
 	wantError(t, s.get(t, "/status?limit=1001"), http.StatusBadRequest, "invalid_limit")
+}
+
+// TestStatusPageBasic: with client tokens in force, GET /status without a token
+// answers 401 with a Basic challenge, so that a browser asks its user; HTTP
+// Basic with any user name and a token as the password opens it, beside a
+// bearer token, and shows only the names in that token's scope. The API's
+// routes take no Basic credentials and ask for none.
+func TestStatusPageBasic(t *testing.T) {
+	tenant, err := httpapi.ParseScope("a*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := httpapi.NewKeyring([]httpapi.Token{{Secret: clientToken}, {Secret: clientToken2, Scope: tenant}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, func(c *httpapi.Config) { c.Keys = keys })
+	for _, name := range []string{"a1", "a2", "b1"} {
+		s.counter.Store(name, 1)
+	}
+	basic := func(user, password string) string {
+		r, _ := http.NewRequest(http.MethodGet, "/", nil)
+		r.SetBasicAuth(user, password)
+		return r.Header.Get("Authorization")
+	}
+	get := func(target, auth string) *httptest.ResponseRecorder {
+		return s.serve(t, newRequest(http.MethodGet, target, "", "Authorization", auth))
+	}
+
+	for _, auth := range []string{"", basic("ops", "wrong"), basic("ops", ""), basic(clientToken, "x"), "Bearer wrong"} {
+		rec := get("/status", auth)
+		wantError(t, rec, http.StatusUnauthorized, "unauthorized")
+		if got := rec.Header().Values("WWW-Authenticate"); !slices.Contains(got, `Basic realm="seqd"`) {
+			t.Errorf("GET /status with %q: WWW-Authenticate %q, want Basic realm=\"seqd\" among them", auth, got)
+		}
+	}
+	for _, tt := range []struct {
+		auth       string
+		want, hide []string
+	}{
+		{basic("anyone", clientToken), []string{"<td>a1</td>", "<td>a2</td>", "<td>b1</td>"}, nil},
+		{basic("", clientToken), []string{"<td>a1</td>", "<td>b1</td>"}, nil},
+		{"Bearer " + clientToken, []string{"<td>a1</td>", "<td>b1</td>"}, nil},
+		{basic("tenant-a", clientToken2), []string{"<td>a1</td>", "<td>a2</td>"}, []string{"<td>b1</td>"}},
+		{"Bearer " + clientToken2, []string{"<td>a1</td>"}, []string{"<td>b1</td>"}},
+	} {
+		rec := get("/status", tt.auth)
+		if rec.Code != http.StatusOK {
+			t.Errorf("GET /status with %q: %d %s", tt.auth, rec.Code, rec.Body)
+			continue
+		}
+		page := rec.Body.String()
+		for _, w := range tt.want {
+			if !strings.Contains(page, w) {
+				t.Errorf("GET /status with %q lacks %s", tt.auth, w)
+			}
+		}
+		for _, h := range tt.hide {
+			if strings.Contains(page, h) {
+				t.Errorf("GET /status with %q shows %s, outside the token's scope", tt.auth, h)
+			}
+		}
+	}
+
+	// Basic credentials, which a browser sends on its own, open nothing else.
+	for _, target := range []string{"/seq", "/seq/a1", "/seq/a1/status", "/oid"} {
+		rec := get(target, basic("ops", clientToken))
+		wantError(t, rec, http.StatusUnauthorized, "unauthorized")
+		for _, v := range rec.Header().Values("WWW-Authenticate") {
+			if strings.HasPrefix(v, "Basic") {
+				t.Errorf("GET %s: WWW-Authenticate %q: the API must not ask a browser for Basic credentials", target, v)
+			}
+		}
+	}
+	rec := s.serve(t, newRequest(http.MethodPost, "/seq/a1/next", "", "Authorization", basic("ops", clientToken)))
+	wantError(t, rec, http.StatusUnauthorized, "unauthorized")
+}
+
+// TestStatusDashboard checks the pictures the status page draws for each
+// sequence with blocks: how much of the current block is used, the rate of each
+// of the last minutes and now, when the next fetch comes; ?sort=rate; paging
+// links at the top as at the bottom; names that wrap but never inside a number.
+func TestStatusDashboard(t *testing.T) {
+	s := newServer(t)
+	for _, name := range []string{"cold", "hot", "orders", "plain", "warm", "t.2026.9223372036854775807"} {
+		s.counter.StoreSequence(seqd.Sequence{Name: name, Value: 5000, Mode: seqd.ModeCached})
+	}
+	orders := cachedStatus
+	orders.CurrentSize, orders.Rate, orders.UntilFetch = 2000, 80, 400 // 1960 of 2000 used
+	orders.Current = blocks.Block{First: 2961, Last: 3000, Remaining: 40}
+	orders.RateHistory[blocks.RateHistoryLen-3], orders.RateHistory[blocks.RateHistoryLen-2] = 100, 50
+	orders.RateHistoryKnown = 3
+	s.counter.SetBlockStatus("orders", orders)
+	for name, st := range map[string]blocks.Status{
+		"cold":                       {Rate: 1, UntilFetch: 400, CurrentSize: 100, Current: blocks.Block{First: 1, Last: 100, Remaining: 100}},
+		"hot":                        {Rate: 500, Fetching: true},
+		"warm":                       {Rate: 50},
+		"t.2026.9223372036854775807": {},
+	} {
+		s.counter.SetBlockStatus(name, st)
+	}
+
+	page := s.get(t, "/status").Body.String()
+	row := func(name string) string {
+		t.Helper()
+		i := strings.Index(page, "<tr><td>"+name+"</td>")
+		if i < 0 {
+			t.Fatalf("no row of %s:\n%s", name, page)
+		}
+		return page[i : i+strings.Index(page[i:], "</tr>")]
+	}
+	ordersRow := row("orders")
+	for _, want := range []string{
+		// the bar: 98 % used, past 90 % marked
+		`aria-label="1960 of 2000 used"`, `<rect class="fill high" width="98.0" height="10"/>`, `98%`,
+		// the chart: 100, 50 and 0 values a second in the last whole minutes, 80 now, scaled to 100
+		`aria-label="values a second, each of the last 3 minutes with a rate, then now: 100.0/s, 50.0/s, 0.0/s, 80.0/s"`,
+		`<rect x="71" y="1.00" width="8" height="23.00"/>`,
+		`<rect x="81" y="12.50" width="8" height="11.50"/>`,
+		`<rect class="now" x="101" y="5.60" width="8" height="18.40"/>`,
+		// 400 values before the next fetch, at 80 a second
+		`<td>in 5 s</td>`,
+	} {
+		if !strings.Contains(ordersRow, want) {
+			t.Errorf("the row of orders lacks %s:\n%s", want, ordersRow)
+		}
+	}
+	if n := strings.Count(ordersRow, "<rect x=") + strings.Count(ordersRow, `<rect class="now"`); n != 4 {
+		t.Errorf("the chart of orders has %d bars, want 4 (3 minutes and now):\n%s", n, ordersRow)
+	}
+	for name, want := range map[string]string{
+		"cold": "<td>in 6 min</td>", "hot": "<td>now</td>", "warm": "<td>at the next request</td>",
+		// the name as the page writes it: no minute past yet, so only now
+		`t.<span class="num">2026</span>.<span class="num">9223372036854775807</span>`: `aria-label="values a second in the last minute: 0.0/s"`,
+	} {
+		if r := row(name); !strings.Contains(r, want) {
+			t.Errorf("the row of %s lacks %s:\n%s", name, want, r)
+		}
+	}
+	if r := row("cold"); !strings.Contains(r, `aria-label="0 of 100 used"`) {
+		t.Errorf("the row of cold lacks its unused block's bar:\n%s", r)
+	}
+	if !strings.Contains(page, `<tr><td>t.<span class="num">2026</span>.<span class="num">9223372036854775807</span></td>`) {
+		t.Errorf("a name with numbers: want its numbers kept whole:\n%s", page)
+	}
+
+	order := func(page string, names ...string) []int {
+		at := make([]int, len(names))
+		for i, n := range names {
+			at[i] = strings.Index(page, "<tr><td>"+n+"</td>")
+		}
+		return at
+	}
+	if at := order(page, "cold", "hot", "orders", "plain", "warm"); !slices.IsSorted(at) {
+		t.Errorf("by default rows not in order of name: %v", at)
+	}
+	if !strings.Contains(page, `<a href="?sort=rate">this page by rate</a>`) {
+		t.Errorf("the page lacks the link to sort by rate:\n%s", page)
+	}
+	byRate := s.get(t, "/status?sort=rate").Body.String()
+	// hot 500, orders 80, warm 50, cold 1, then plain and t.… at 0, in order of name
+	if at := order(byRate, "hot", "orders", "warm", "cold", "plain"); !slices.IsSorted(at) || at[0] < 0 {
+		t.Errorf("?sort=rate: rows at %v, want hot, orders, warm, cold, plain", at)
+	}
+	if !strings.Contains(byRate, `<input type="hidden" name="sort" value="rate">`) || !strings.Contains(byRate, `<a href="?">by name</a>`) {
+		t.Errorf("?sort=rate: want the form to keep the order, and a link back to order by name:\n%s", byRate)
+	}
+	wantError(t, s.get(t, "/status?sort=hot"), http.StatusBadRequest, "invalid_sort")
+
+	// Paging links at the top, before the table, as at the bottom.
+	paged := s.get(t, "/status?limit=2&sort=rate").Body.String()
+	next := `<a href="?after=hot&amp;limit=2&amp;sort=rate" rel="next">`
+	if strings.Count(paged, next) != 2 || strings.Index(paged, next) > strings.Index(paged, "<table") {
+		t.Errorf("want the next page's link, keeping the order, before the table and after it:\n%s", paged)
+	}
 }
