@@ -124,6 +124,27 @@ func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// pageOnly refuses, with 403 cross_site, a request for the status page that a
+// browser marks as another origin's (crossOrigin) unless it is a navigation to
+// it (Sec-Fetch-Mode navigate, Sec-Fetch-Dest document: a link from another
+// site, whose user then sees the page). A browser sends the page's Basic
+// credentials with every request to seqd, whichever site's page makes it: the
+// other site cannot read the answer, but it could time it, prefix after prefix,
+// and learn which names the token's scope holds. A browser that sends neither
+// Sec-Fetch-Site nor Origin (plain http to an address that is not loopback)
+// cannot be told apart from curl, and is served.
+func pageOnly(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if crossOrigin(r) && (r.Header.Get("Sec-Fetch-Mode") != "navigate" || r.Header.Get("Sec-Fetch-Dest") != "document") {
+			return errCrossSitePage
+		}
+		return next(c)
+	}
+}
+
+var errCrossSitePage = &Error{Code: "cross_site", Message: "another site's page may not fetch the status page; open it in a window of its own"}
+
 var errBrowserGet = &Error{Code: "cross_site", Message: "a browser that does not say where a request came from may not spend values with GET; use POST"}
 
 // crossOrigin reports whether a browser marks r as sent by a page of another

@@ -37,7 +37,8 @@ func addRoutes(e *echo.Echo, cfg Config, seqs sequencers) {
 		client, admin, page = append(client, hook), append(admin, hook), append(page, hook)
 	}
 	timeout := deadline(cfg.Timeout)
-	page = append(page, timeout)
+	// Another site's page must not even time the status page (pageOnly).
+	page = append([]echo.MiddlewareFunc{pageOnly}, append(page, timeout)...)
 	backend := append(client[:len(client):len(client)], timeout)
 	named := append(client[:len(client):len(client)], inScope, timeout)
 	// What spends or changes a value refuses a browser's cross-site request

@@ -445,3 +445,57 @@ func TestStatusDashboard(t *testing.T) {
 		t.Errorf("want the next page's link, keeping the order, before the table and after it:\n%s", paged)
 	}
 }
+
+// TestStatusPageCrossSiteFetch: a browser that holds the status page's Basic
+// credentials sends them with every request to seqd, whichever site's page
+// makes it. Another site cannot read the answer, but it can time it: a page's
+// fetch('/status?prefix=…', {mode: 'no-cors', credentials: 'include'}), or an
+// <img>, with one prefix after another, learns from how long each listing takes
+// which names exist in the token's scope (XS-Search). So a request for /status
+// that the browser marks as another origin's gets 403 cross_site, unless it
+// is a navigation to the page (a link from another site): its user sees the
+// page, and the linking site reads nothing.
+func TestStatusPageCrossSiteFetch(t *testing.T) {
+	keys, err := httpapi.NewKeyring([]httpapi.Token{{Secret: clientToken}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, func(c *httpapi.Config) { c.Keys = keys })
+	s.counter.Store("tenant-b.secret", 1)
+	r, _ := http.NewRequest(http.MethodGet, "/", nil)
+	r.SetBasicAuth("ops", clientToken)
+	basic := r.Header.Get("Authorization")
+	const target = "/status?prefix=tenant-b.s&limit=1"
+
+	for _, tt := range []struct {
+		what   string
+		header []string
+	}{
+		{"an <img> of another site", []string{"Sec-Fetch-Site", "cross-site", "Sec-Fetch-Mode", "no-cors", "Sec-Fetch-Dest", "image"}},
+		{"another site's fetch, no-cors", []string{"Sec-Fetch-Site", "cross-site", "Sec-Fetch-Mode", "no-cors", "Sec-Fetch-Dest", "empty"}},
+		{"another port of localhost's fetch", []string{"Sec-Fetch-Site", "same-site", "Sec-Fetch-Mode", "cors", "Sec-Fetch-Dest", "empty", "Origin", "http://localhost:3000"}},
+		{"another site's iframe", []string{"Sec-Fetch-Site", "cross-site", "Sec-Fetch-Mode", "navigate", "Sec-Fetch-Dest", "iframe"}},
+		{"a fetch from a browser without fetch metadata", []string{"Origin", "http://attacker.example"}},
+	} {
+		rec := s.serve(t, newRequest(http.MethodGet, target, "", append([]string{"Authorization", basic}, tt.header...)...))
+		if rec.Code != http.StatusForbidden {
+			t.Errorf("%s with the page's Basic credentials: %d (page listed), want 403 cross_site", tt.what, rec.Code)
+			continue
+		}
+		wantError(t, rec, http.StatusForbidden, "cross_site")
+	}
+	for _, tt := range []struct {
+		what   string
+		header []string
+	}{
+		{"a link from another site", []string{"Sec-Fetch-Site", "cross-site", "Sec-Fetch-Mode", "navigate", "Sec-Fetch-Dest", "document"}},
+		{"the page's own form", []string{"Sec-Fetch-Site", "same-origin", "Sec-Fetch-Mode", "navigate", "Sec-Fetch-Dest", "document"}},
+		{"a bookmark", []string{"Sec-Fetch-Site", "none", "Sec-Fetch-Mode", "navigate", "Sec-Fetch-Dest", "document"}},
+		{"curl", nil},
+	} {
+		rec := s.serve(t, newRequest(http.MethodGet, target, "", append([]string{"Authorization", basic}, tt.header...)...))
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "secret") {
+			t.Errorf("%s: %d %.200s, want the page", tt.what, rec.Code, rec.Body)
+		}
+	}
+}

@@ -115,7 +115,7 @@ func TestParseConfigTokenFiles(t *testing.T) {
 		t.Errorf("t2's scope is not tenant-a.*")
 	}
 	os.WriteFile(admin, []byte("one tenant-a.*\ntwo tenant-b.*\n"), 0o600)
-	if c, err := parseConfig([]string{"--admin-token-file", admin}, envOf("MONGODB_URI", "m"), io.Discard); err != nil ||
+	if c, err := parseConfig([]string{"--admin-token-file", admin}, envOf("MONGODB_URI", "m", "SEQD_TOKENS", "t0"), io.Discard); err != nil ||
 		!slices.Equal(secrets(c.keys.admins), []string{"one", "two"}) {
 		t.Errorf("an admin token file of two tokens: %v", err)
 	}

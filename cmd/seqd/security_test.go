@@ -438,3 +438,55 @@ func TestRequestHeaderBounded(t *testing.T) {
 		}
 	}
 }
+
+// A scoped admin token says that tenants share seqd; with no client token in
+// force the client routes take any request, so anyone would list every
+// tenant's names and spend their values while the admin tokens stay in their
+// scopes. seqd refuses that combination, at start (a SIGHUP reads the same
+// sources, and a tokens file never reads as empty), and says what to do; an
+// admin token of every name alone stays allowed (SEQD_ADMIN_TOKEN=… make run).
+func TestScopedAdminWithoutClientTokens(t *testing.T) {
+	dir := t.TempDir()
+	scoped := filepath.Join(dir, "admin-scoped")
+	every := filepath.Join(dir, "admin-every")
+	clients := filepath.Join(dir, "clients")
+	for path, text := range map[string]string{
+		scoped:  "secret-adm-a tenant-a.*\n",
+		every:   "secret-adm-all *\n",
+		clients: "secret-client-a tenant-a.*\n",
+	} {
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := func(kv ...string) func(string) (string, bool) {
+		return envOf(append([]string{"MONGODB_URI", "mongodb://db"}, kv...)...)
+	}
+	c, err := parseConfig([]string{"--admin-token-file", scoped}, env(), io.Discard)
+	if err == nil {
+		t.Errorf("a scoped admin token and no client token: accepted (%d client tokens: the client routes open to anyone), want an error", len(c.keys.clients))
+	} else {
+		for _, w := range []string{"admin-token-file", "line 1", "no client token", "--tokens-file"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q does not say %q", err, w)
+			}
+		}
+		if strings.Contains(err.Error(), "secret") {
+			t.Errorf("%q holds a token", err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+	}{
+		{"admin of every name alone", []string{"--admin-token-file", every}, nil},
+		{"SEQD_ADMIN_TOKEN alone", nil, []string{"SEQD_ADMIN_TOKEN", "secret-adm-env"}},
+		{"scoped admin with a client file", []string{"--admin-token-file", scoped, "--tokens-file", clients}, nil},
+		{"scoped admin with SEQD_TOKENS", []string{"--admin-token-file", scoped}, []string{"SEQD_TOKENS", "secret-client-env"}},
+	} {
+		if _, err := parseConfig(tc.args, env(tc.env...), io.Discard); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}

@@ -58,13 +58,15 @@ func (s tokenSources) files() bool { return s.clientFile != "" || s.adminFile !=
 
 // load reads the tokens from every source. Its error names the source, the line
 // or entry and what is wrong with it, never a token: a line that is not TOKEN
-// SCOPE [SCOPE …], a file without a token, a token given twice. A source that
+// SCOPE [SCOPE …], a file without a token, a token given twice, an admin token
+// with a scope while no client token is given. A source that
 // holds no token is refused rather than read as none: a tokens file emptied by
 // mistake, or SEQD_TOKENS set to a blank list, would otherwise open the API to
 // anyone.
 func (s tokenSources) load() (tokenSet, error) {
 	var set tokenSet
 	seen := make(map[string]string) // token → where it was first given
+	scopedAdmin := ""               // where the first admin token with a scope was given
 	add := func(list *[]httpapi.Token, secret string, scope httpapi.Scope, where string) error {
 		if first, dup := seen[secret]; dup {
 			return fmt.Errorf("%s: the same token as %s", where, first)
@@ -108,10 +110,19 @@ func (s tokenSources) load() (tokenSet, error) {
 			return tokenSet{}, fmt.Errorf("%s: %w", f.flag, err)
 		}
 		for _, l := range lines {
-			if err := add(f.list, l.secret, l.scope, fmt.Sprintf("%s %s line %d", f.flag, f.path, l.line)); err != nil {
+			where := fmt.Sprintf("%s %s line %d", f.flag, f.path, l.line)
+			if err := add(f.list, l.secret, l.scope, where); err != nil {
 				return tokenSet{}, err
 			}
+			if f.list == &set.admins && !l.scope.All() && scopedAdmin == "" {
+				scopedAdmin = where
+			}
 		}
+	}
+	// A scoped admin token means tenants share seqd; with no client token the
+	// client routes take any request, every tenant's names and values included.
+	if scopedAdmin != "" && len(set.clients) == 0 {
+		return tokenSet{}, fmt.Errorf("%s: an admin token with a scope, and no client token: the client routes would take any request, every tenant's sequences included; add client tokens (--tokens-file or SEQD_TOKENS), or give the admin token * for every name", scopedAdmin)
 	}
 	return set, nil
 }
