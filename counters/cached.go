@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -545,14 +546,32 @@ func giveBackUpdate(name string, t seqd.Range, forced int64) (bson.Raw, bson.D) 
 // writes for its whole length.
 const giveBackBatch = 50
 
+// giveBackTally is what giveBackAll did, for Close's one log line.
+type giveBackTally struct {
+	givenBack int   // tails given back
+	values    int64 // values given back, at least (see unsure)
+	// unsure is how many more values may have gone back: in a command where
+	// some tails did not, its answer counts those that did, not which, and
+	// values counts the smallest of them.
+	unsure  int64
+	fenced  int      // tails whose update matched nothing (see Close)
+	failed  []string // names whose give-back or report was not made: the store's error, or the deadline
+	reports int      // reports of what was served, made
+}
+
 // giveBackAll is giveBack for many names at once, at Close: unordered bulk
-// writes of giveBackBatch updates each, sent one after another, of the same
-// fenced updates and of updates that report what each name served. An update
-// whose fence no longer matches leaves its document unchanged; the others
-// apply. It returns an error naming the names whose updates failed.
-func (c *Counter) giveBackAll(ctx context.Context, es []*cachedName, held [][]seqd.Range) error {
-	var models []mongo.WriteModel
-	var names []string // the name of each model
+// writes of giveBackBatch updates each, sent one after another, first of the
+// fenced give-backs, then of the updates that report what each name served.
+// An update whose fence no longer matches leaves its document unchanged; the
+// others apply. It returns what it did, and an error naming the names whose
+// updates failed.
+func (c *Counter) giveBackAll(ctx context.Context, es []*cachedName, held [][]seqd.Range) (giveBackTally, error) {
+	type op struct {
+		model  mongo.WriteModel
+		name   string
+		values int64 // the tail's, for a give-back; 0 for a report
+	}
+	var giveBacks, reports []op
 	for i, e := range es {
 		served := e.unreported()
 		e.mu.Lock()
@@ -560,34 +579,90 @@ func (c *Counter) giveBackAll(ctx context.Context, es []*cachedName, held [][]se
 		e.mu.Unlock()
 		if t, ok := tail(held[i], highest); ok {
 			filter, update := giveBackUpdate(e.name, t, forced)
-			models = append(models, mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(update))
-			names = append(names, e.name)
+			giveBacks = append(giveBacks, op{mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(update), e.name, t.Count()})
 		}
 		if served != 0 {
 			update := bson.D{{Key: "$inc", Value: bson.D{{Key: fieldServed, Value: served}}}}
-			models = append(models, mongo.NewUpdateOneModel().SetFilter(counterFilter(e.name, math.MaxInt64)).SetUpdate(update))
-			names = append(names, e.name)
+			reports = append(reports, op{mongo.NewUpdateOneModel().SetFilter(counterFilter(e.name, math.MaxInt64)).SetUpdate(update), e.name, 0})
 		}
 	}
+	var tally giveBackTally
 	var failed []error
-	for len(models) > 0 {
-		batch, batchNames := models[:min(len(models), giveBackBatch)], names[:min(len(names), giveBackBatch)]
-		models, names = models[len(batch):], names[len(batch):]
-		_, err := c.coll.BulkWrite(ctx, batch, options.BulkWrite().SetOrdered(false))
+	// Give-backs and reports go in commands of their own: a command's answer
+	// counts the updates that matched, which then says how many tails went back.
+	var pending [][]op
+	for _, us := range [][]op{giveBacks, reports} {
+		for len(us) > 0 {
+			n := min(len(us), giveBackBatch)
+			pending = append(pending, us[:n])
+			us = us[n:]
+		}
+	}
+	for i, batch := range pending {
+		models := make([]mongo.WriteModel, len(batch))
+		sent := len(batch) // updates without a write error
+		var erred []int    // the indexes of the others
+		var values int64
+		for j, u := range batch {
+			models[j] = u.model
+			values += u.values
+		}
+		res, err := c.coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
 		var bwe mongo.BulkWriteException
 		switch {
 		case errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0:
 			for _, we := range bwe.WriteErrors {
-				if we.Index >= 0 && we.Index < len(batchNames) {
-					failed = append(failed, wrap(errors.New(we.Message), "close", batchNames[we.Index]))
+				if we.Index >= 0 && we.Index < len(batch) {
+					u := batch[we.Index]
+					tally.failed = append(tally.failed, u.name)
+					failed = append(failed, wrap(errors.New(we.Message), "close", u.name))
+					sent--
+					erred = append(erred, we.Index)
+					values -= u.values
 				}
 			}
 		case err != nil:
-			lost := len(batch) + len(models)
-			return errors.Join(append(failed, wrap(err, "close: "+strconv.Itoa(lost)+" give-backs and reports not made", ""))...)
+			lost := 0
+			for _, b := range pending[i:] {
+				for _, u := range b {
+					tally.failed = append(tally.failed, u.name)
+				}
+				lost += len(b)
+			}
+			return tally, errors.Join(append(failed, wrap(err, "close: "+strconv.Itoa(lost)+" give-backs and reports not made", ""))...)
 		}
+		matched := 0
+		if res != nil {
+			matched = int(res.MatchedCount)
+		}
+		if batch[0].values == 0 { // reports
+			tally.reports += matched
+			continue
+		}
+		tally.givenBack += matched
+		tally.fenced += sent - matched
+		if matched == sent {
+			tally.values += values
+			continue
+		}
+		// Which matched is not known: at least the smallest tails, at most the
+		// largest (the same when the tails are of one size).
+		var sizes []int64
+		for j, u := range batch {
+			if !slices.Contains(erred, j) {
+				sizes = append(sizes, u.values)
+			}
+		}
+		slices.Sort(sizes)
+		var least, most int64
+		for j := range matched {
+			least += sizes[j]
+			most += sizes[len(sizes)-1-j]
+		}
+		tally.values += least
+		tally.unsure += most - least
 	}
-	return errors.Join(failed...)
+	return tally, errors.Join(failed...)
 }
 
 // tail returns the contiguous run at the end of held (ascending, as an allocator
@@ -775,10 +850,12 @@ func (c *Counter) BlockStatus(name string) (blocks.Status, bool) {
 
 // Close stops serving from blocks: it stops the mode refresh, closes every
 // allocator (each waits, until ctx ends, for a block fetch in flight), and
-// gives back each name's unused tail and reports what was served, all in one
-// bulk write. After Close the Counter serves every name in strict mode. Values
-// it could not give back before ctx ended are a gap; the error says which
-// names.
+// gives back each name's unused tail and reports what was served, in bulk
+// writes (giveBackAll). After Close the Counter serves every name in strict
+// mode. Values it could not give back before ctx ended are a gap; the error
+// says which names. If it served any name from blocks, it logs one line at
+// info (Options.Logger): the names, the tails given back and their values,
+// the reports of what was served, and the tails not given back and why.
 func (c *Counter) Close(ctx context.Context) error {
 	if err := refuseTransaction(ctx, "close", ""); err != nil {
 		return err // its give-backs would be undone if the transaction aborted
@@ -821,7 +898,8 @@ func (c *Counter) Close(ctx context.Context) error {
 		wg.Go(func() { held[i] = e.alloc.Close(ctx) })
 	}
 	wg.Wait()
-	if err := c.giveBackAll(ctx, mine, held); err != nil {
+	tally, err := c.giveBackAll(ctx, mine, held)
+	if err != nil {
 		errs = append(errs, err)
 	}
 	for _, e := range mine {
@@ -831,8 +909,33 @@ func (c *Counter) Close(ctx context.Context) error {
 		select {
 		case <-e.retired:
 		case <-ctx.Done():
+			tally.failed = append(tally.failed, e.name)
 			errs = append(errs, wrap(ctx.Err(), "close", e.name))
 		}
 	}
-	return errors.Join(errs...)
+	err = errors.Join(errs...)
+	if len(es) > 0 || err != nil {
+		k.logger.Info("counters: closed: cached blocks given back", tally.attrs(len(es), err)...)
+	}
+	return err
+}
+
+// attrs are the fields of Close's log line, for names cached names.
+func (t giveBackTally) attrs(names int, err error) []any {
+	a := []any{"names", names, "given_back", t.givenBack, "values_returned", t.values}
+	if t.unsure > 0 {
+		a = append(a, "values_returned_up_to", t.values+t.unsure)
+	}
+	a = append(a, "served_reports", t.reports, "not_given_back", t.fenced)
+	if t.fenced > 0 {
+		a = append(a, "not_given_back_why", "another instance reserved past the tail, or a strict value or a Set was written since: those values are a gap")
+	}
+	if len(t.failed) > 0 {
+		const shown = 10
+		a = append(a, "failed", len(t.failed), "failed_names", t.failed[:min(len(t.failed), shown)])
+	}
+	if err != nil {
+		a = append(a, "err", err)
+	}
+	return a
 }
