@@ -13,19 +13,24 @@ import (
 )
 
 // BenchmarkGiveBackUpdates is the store's part of a clean stop of seqd with
-// 10,000 cached names: update commands of 50 statements with seqd's filters
-// (counterFilter's conditions), a fenced give-back and a report of what was
-// served for each name, 20,000 statements in all, one run:
+// 1,000 and 10,000 cached names: update commands of 50 statements with seqd's
+// filters (counterFilter's conditions), a fenced give-back and a report of
+// what was served for each name, two statements a name, one run:
 //
 //	cd cmd/devstore && go test -run '^$' -bench GiveBackUpdates -benchtime 1x
 //
 // It reports the whole time and the time per statement.
 func BenchmarkGiveBackUpdates(b *testing.B) {
+	for _, docs := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("names=%d", docs), func(b *testing.B) { benchmarkGiveBackUpdates(b, docs) })
+	}
+}
+
+func benchmarkGiveBackUpdates(b *testing.B, docs int) {
 	s := startStore(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	coll := connect(b, s.uri()).Database("bench").Collection("counters")
-	const docs = 10000
 	batch := make([]any, 0, 1000)
 	for i := range docs {
 		batch = append(batch, bson.D{{Key: "_id", Value: fmt.Sprintf("n%05d", i)}, {Key: "seq", Value: int64(1000)}, {Key: "mode", Value: "cached"}, {Key: "reserved", Value: int64(1000)}, {Key: "served", Value: int64(0)}, {Key: "returned", Value: int64(0)}, {Key: "gen", Value: int64(1)}, {Key: "leaseMs", Value: int64(15000)}})
