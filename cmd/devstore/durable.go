@@ -50,6 +50,9 @@ func newLogSync(dir string) *logSync {
 func (l *logSync) syncAfter(command, db string) error {
 	switch {
 	case writeCommands[command]:
+		if db == "" || filepath.Base(db) != db {
+			return nil // FerretDB refuses such a name: nothing was written
+		}
 		return l.syncLog(filepath.Join(l.dir, db+".sqlite-wal"))
 	case durableCommands[command]:
 		logs, err := filepath.Glob(filepath.Join(l.dir, "*.sqlite-wal"))

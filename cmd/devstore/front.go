@@ -431,22 +431,26 @@ func (f *front) forwardThen(op *operation, s *session, req request, edit func(bs
 			return fmt.Errorf("from FerretDB: %w", err)
 		}
 		more := wiremessage.IsMsgMoreToCome(s.reply) // an exhaust stream goes on
-		if !more && f.syncAfter != nil && (writeCommands[req.command] || durableCommands[req.command]) {
-			// Before the token goes back: one sync for all the command's statements,
-			// and none while another write is at FerretDB. A sync that fails
-			// closes the connection: the client does not know whether the write
-			// took effect, as after any network error.
-			if err := f.syncAfter(req.command, req.db); err != nil {
-				f.log.Error("cannot make a write durable; closing its connection", "command", req.command, "db", req.db, "err", err)
-				return fmt.Errorf("syncing after %s: %w", req.command, err)
-			}
-		}
 		if !more {
+			// Before the token goes back: one sync for all the command's
+			// statements, and none while another write is at FerretDB.
+			var syncErr error
+			if f.syncAfter != nil && (writeCommands[req.command] || durableCommands[req.command]) {
+				syncErr = f.syncAfter(req.command, req.db)
+			}
 			release()
+			// A retryable write is recorded even if its sync failed: it ran,
+			// and a retry must get this reply, not run it again.
 			if record != nil {
 				if body, ok := msgBody(s.reply); ok {
 					record(body)
 				}
+			}
+			if syncErr != nil {
+				// The client does not know whether the write took effect, as
+				// after any network error.
+				f.log.Error("cannot make a write durable; closing its connection", "command", req.command, "db", req.db, "err", syncErr)
+				return fmt.Errorf("syncing after %s: %w", req.command, syncErr)
 			}
 		}
 		if req.moreToCome {
