@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -560,18 +559,14 @@ type giveBackTally struct {
 }
 
 // giveBackAll is giveBack for many names at once, at Close: unordered bulk
-// writes of giveBackBatch updates each, sent one after another, first of the
-// fenced give-backs, then of the updates that report what each name served.
+// writes of giveBackBatch updates each, giveBackInFlight at a time, first of
+// the fenced give-backs, then of the updates that report what each name
+// served.
 // An update whose fence no longer matches leaves its document unchanged; the
 // others apply. It returns what it did, and an error naming the names whose
 // updates failed.
 func (c *Counter) giveBackAll(ctx context.Context, es []*cachedName, held [][]seqd.Range) (giveBackTally, error) {
-	type op struct {
-		model  mongo.WriteModel
-		name   string
-		values int64 // the tail's, for a give-back; 0 for a report
-	}
-	var giveBacks, reports []op
+	var giveBacks, reports []giveBackOp
 	for i, e := range es {
 		served := e.unreported()
 		e.mu.Lock()
@@ -579,90 +574,161 @@ func (c *Counter) giveBackAll(ctx context.Context, es []*cachedName, held [][]se
 		e.mu.Unlock()
 		if t, ok := tail(held[i], highest); ok {
 			filter, update := giveBackUpdate(e.name, t, forced)
-			giveBacks = append(giveBacks, op{mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(update), e.name, t.Count()})
+			giveBacks = append(giveBacks, giveBackOp{mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(update), e.name, t.Count()})
 		}
 		if served != 0 {
 			update := bson.D{{Key: "$inc", Value: bson.D{{Key: fieldServed, Value: served}}}}
-			reports = append(reports, op{mongo.NewUpdateOneModel().SetFilter(counterFilter(e.name, math.MaxInt64)).SetUpdate(update), e.name, 0})
+			reports = append(reports, giveBackOp{mongo.NewUpdateOneModel().SetFilter(counterFilter(e.name, math.MaxInt64)).SetUpdate(update), e.name, 0})
 		}
 	}
 	var tally giveBackTally
 	var failed []error
 	// Give-backs and reports go in commands of their own: a command's answer
 	// counts the updates that matched, which then says how many tails went back.
-	var pending [][]op
-	for _, us := range [][]op{giveBacks, reports} {
+	var pending [][]giveBackOp
+	for _, us := range [][]giveBackOp{giveBacks, reports} {
 		for len(us) > 0 {
 			n := min(len(us), giveBackBatch)
 			pending = append(pending, us[:n])
 			us = us[n:]
 		}
 	}
-	for i, batch := range pending {
-		models := make([]mongo.WriteModel, len(batch))
-		sent := len(batch) // updates without a write error
-		var erred []int    // the indexes of the others
-		var values int64
-		for j, u := range batch {
-			models[j] = u.model
-			values += u.values
-		}
-		res, err := c.coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
-		var bwe mongo.BulkWriteException
-		switch {
-		case errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0:
-			for _, we := range bwe.WriteErrors {
-				if we.Index >= 0 && we.Index < len(batch) {
-					u := batch[we.Index]
-					tally.failed = append(tally.failed, u.name)
-					failed = append(failed, wrap(errors.New(we.Message), "close", u.name))
-					sent--
-					erred = append(erred, we.Index)
-					values -= u.values
+	// giveBackInFlight commands go out at once, each as the one before it
+	// ends: the store is not left idle for a round trip between commands. A
+	// command that fails other than by its updates' own errors (the deadline,
+	// the store gone) stops the sending; what was not sent is named as failed.
+	var mu sync.Mutex
+	var stopped error
+	next := 0
+	var wg sync.WaitGroup
+	for range min(giveBackInFlight, len(pending)) {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				if stopped != nil || next == len(pending) {
+					mu.Unlock()
+					return
 				}
-			}
-		case err != nil:
-			lost := 0
-			for _, b := range pending[i:] {
-				for _, u := range b {
-					tally.failed = append(tally.failed, u.name)
+				batch := pending[next]
+				next++
+				mu.Unlock()
+				r := c.giveBackCommand(ctx, batch)
+				mu.Lock()
+				if r.err != nil && stopped == nil {
+					stopped = r.err
 				}
-				lost += len(b)
+				tally.add(r)
+				failed = append(failed, r.failed...)
+				mu.Unlock()
 			}
-			return tally, errors.Join(append(failed, wrap(err, "close: "+strconv.Itoa(lost)+" give-backs and reports not made", ""))...)
-		}
-		matched := 0
-		if res != nil {
-			matched = int(res.MatchedCount)
-		}
-		if batch[0].values == 0 { // reports
-			tally.reports += matched
-			continue
-		}
-		tally.givenBack += matched
-		tally.fenced += sent - matched
-		if matched == sent {
-			tally.values += values
-			continue
-		}
-		// Which matched is not known: at least the smallest tails, at most the
-		// largest (the same when the tails are of one size).
-		var sizes []int64
-		for j, u := range batch {
-			if !slices.Contains(erred, j) {
-				sizes = append(sizes, u.values)
+		})
+	}
+	wg.Wait()
+	if stopped != nil {
+		lost := 0
+		for _, b := range pending[next:] {
+			for _, u := range b {
+				tally.failed = append(tally.failed, u.name)
 			}
+			lost += len(b)
 		}
-		slices.Sort(sizes)
-		var least, most int64
-		for j := range matched {
-			least += sizes[j]
-			most += sizes[len(sizes)-1-j]
+		failed = append(failed, wrap(stopped, "close", ""))
+		if lost > 0 {
+			failed = append(failed, fmt.Errorf("counters: close: %d give-backs and reports not sent", lost))
 		}
-		tally.values += least
-		tally.unsure += most - least
 	}
 	return tally, errors.Join(failed...)
+}
+
+// giveBackInFlight is how many of giveBackAll's commands are in flight at once.
+const giveBackInFlight = 2
+
+// giveBackOp is one update of giveBackAll: a name's fenced give-back, or the
+// report of what it served.
+type giveBackOp struct {
+	model  mongo.WriteModel
+	name   string
+	values int64 // the tail's, for a give-back; 0 for a report
+}
+
+// giveBackCommand sends batch, all give-backs or all reports, as one
+// unordered bulk write, and returns what it did; if the command failed as a
+// whole, every name in it is counted as failed.
+func (c *Counter) giveBackCommand(ctx context.Context, batch []giveBackOp) (r giveBackResult) {
+	models := make([]mongo.WriteModel, len(batch))
+	sent := len(batch) // updates without a write error
+	var erred []int    // the indexes of the others
+	var values int64
+	for j, u := range batch {
+		models[j] = u.model
+		values += u.values
+	}
+	res, err := c.coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	var bwe mongo.BulkWriteException
+	switch {
+	case errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0:
+		for _, we := range bwe.WriteErrors {
+			if we.Index >= 0 && we.Index < len(batch) {
+				u := batch[we.Index]
+				r.giveBackTally.failed = append(r.giveBackTally.failed, u.name)
+				r.failed = append(r.failed, wrap(errors.New(we.Message), "close", u.name))
+				sent--
+				erred = append(erred, we.Index)
+				values -= u.values
+			}
+		}
+	case err != nil:
+		for _, u := range batch {
+			r.giveBackTally.failed = append(r.giveBackTally.failed, u.name)
+		}
+		r.err = fmt.Errorf("%d give-backs or reports: %w", len(batch), err)
+		return r
+	}
+	matched := 0
+	if res != nil {
+		matched = int(res.MatchedCount)
+	}
+	if batch[0].values == 0 { // reports
+		r.reports = matched
+		return r
+	}
+	r.givenBack = matched
+	r.fenced = sent - matched
+	if matched == sent {
+		r.values = values
+		return r
+	}
+	// Which matched is not known: at least the smallest tails, at most the
+	// largest (the same when the tails are of one size).
+	var sizes []int64
+	for j, u := range batch {
+		if !slices.Contains(erred, j) {
+			sizes = append(sizes, u.values)
+		}
+	}
+	slices.Sort(sizes)
+	for j := range matched {
+		r.values += sizes[j]
+		r.unsure += sizes[len(sizes)-1-j] - sizes[j]
+	}
+	return r
+}
+
+// giveBackResult is what one command of giveBackAll did.
+type giveBackResult struct {
+	giveBackTally
+	failed []error // the updates that failed, each naming its name
+	err    error   // the command's, if it failed as a whole
+}
+
+// add adds what another command did.
+func (t *giveBackTally) add(o giveBackResult) {
+	t.givenBack += o.givenBack
+	t.values += o.values
+	t.unsure += o.unsure
+	t.fenced += o.fenced
+	t.failed = append(t.failed, o.giveBackTally.failed...)
+	t.reports += o.reports
 }
 
 // tail returns the contiguous run at the end of held (ascending, as an allocator
@@ -932,7 +998,8 @@ func (t giveBackTally) attrs(names int, err error) []any {
 	}
 	if len(t.failed) > 0 {
 		const shown = 10
-		a = append(a, "failed", len(t.failed), "failed_names", t.failed[:min(len(t.failed), shown)])
+		failed := slices.Compact(slices.Sorted(slices.Values(t.failed))) // a name's give-back and report
+		a = append(a, "failed", len(failed), "failed_names", failed[:min(len(failed), shown)])
 	}
 	if err != nil {
 		a = append(a, "err", err)

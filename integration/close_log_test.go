@@ -84,3 +84,30 @@ func TestCloseLogsWhatItGaveBack(t *testing.T) {
 		t.Errorf("not_given_back_why = %q, want the reason", why)
 	}
 }
+
+// A Close whose time has run out names, in its one line, the sequences it
+// could not give back, with the error.
+func TestCloseLogsWhatItCouldNotGiveBack(t *testing.T) {
+	ctx := testContext(t)
+	lines := &lineLog{}
+	a := counters.NewCounter(be.Database(t), counters.Options{ModeRefresh: time.Hour, BlockLease: time.Minute,
+		Blocks: blocks.Options{MinBlock: 100, MaxBlock: 100}, Logger: slog.New(slog.NewJSONHandler(lines, nil))})
+	for _, name := range []string{"x", "y"} {
+		mustSetMode(t, a, name, seqd.ModeCached, 0, 0)
+		mustNext(t, a, name, 1)
+	}
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := a.Close(ended); err == nil {
+		t.Fatal("Close with its context ended: no error")
+	}
+	recs := lines.records(t, "given back")
+	if len(recs) != 1 {
+		t.Fatalf("Close logged %d lines about what it gave back, want 1:\n%s", len(recs), &lines.buf)
+	}
+	r := recs[0]
+	names, _ := r["failed_names"].([]any)
+	if r["given_back"] != 0.0 || r["failed"] != 2.0 || len(names) != 2 || names[0] != "x" || names[1] != "y" || r["err"] == nil {
+		t.Errorf("the line: %v; want given_back 0, failed 2, failed_names [x y], and the error", r)
+	}
+}
