@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"strconv"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -545,14 +545,28 @@ func giveBackUpdate(name string, t seqd.Range, forced int64) (bson.Raw, bson.D) 
 // writes for its whole length.
 const giveBackBatch = 50
 
+// giveBackTally is what giveBackAll did, for Close's one log line.
+type giveBackTally struct {
+	givenBack int   // tails given back
+	values    int64 // values given back, at least (see unsure)
+	// unsure is how many more values may have gone back: in a command where
+	// some tails did not, its answer counts those that did, not which, and
+	// values counts the smallest of them.
+	unsure  int64
+	fenced  int      // tails whose update matched nothing (see Close)
+	failed  []string // names whose give-back or report was not made: the store's error, or the deadline
+	reports int      // reports of what was served, made
+}
+
 // giveBackAll is giveBack for many names at once, at Close: unordered bulk
-// writes of giveBackBatch updates each, sent one after another, of the same
-// fenced updates and of updates that report what each name served. An update
-// whose fence no longer matches leaves its document unchanged; the others
-// apply. It returns an error naming the names whose updates failed.
-func (c *Counter) giveBackAll(ctx context.Context, es []*cachedName, held [][]seqd.Range) error {
-	var models []mongo.WriteModel
-	var names []string // the name of each model
+// writes of giveBackBatch updates each, giveBackInFlight at a time, first of
+// the fenced give-backs, then of the updates that report what each name
+// served.
+// An update whose fence no longer matches leaves its document unchanged; the
+// others apply. It returns what it did, and an error naming the names whose
+// updates failed.
+func (c *Counter) giveBackAll(ctx context.Context, es []*cachedName, held [][]seqd.Range) (giveBackTally, error) {
+	var giveBacks, reports []giveBackOp
 	for i, e := range es {
 		served := e.unreported()
 		e.mu.Lock()
@@ -560,34 +574,161 @@ func (c *Counter) giveBackAll(ctx context.Context, es []*cachedName, held [][]se
 		e.mu.Unlock()
 		if t, ok := tail(held[i], highest); ok {
 			filter, update := giveBackUpdate(e.name, t, forced)
-			models = append(models, mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(update))
-			names = append(names, e.name)
+			giveBacks = append(giveBacks, giveBackOp{mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(update), e.name, t.Count()})
 		}
 		if served != 0 {
 			update := bson.D{{Key: "$inc", Value: bson.D{{Key: fieldServed, Value: served}}}}
-			models = append(models, mongo.NewUpdateOneModel().SetFilter(counterFilter(e.name, math.MaxInt64)).SetUpdate(update))
-			names = append(names, e.name)
+			reports = append(reports, giveBackOp{mongo.NewUpdateOneModel().SetFilter(counterFilter(e.name, math.MaxInt64)).SetUpdate(update), e.name, 0})
 		}
 	}
+	var tally giveBackTally
 	var failed []error
-	for len(models) > 0 {
-		batch, batchNames := models[:min(len(models), giveBackBatch)], names[:min(len(names), giveBackBatch)]
-		models, names = models[len(batch):], names[len(batch):]
-		_, err := c.coll.BulkWrite(ctx, batch, options.BulkWrite().SetOrdered(false))
-		var bwe mongo.BulkWriteException
-		switch {
-		case errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0:
-			for _, we := range bwe.WriteErrors {
-				if we.Index >= 0 && we.Index < len(batchNames) {
-					failed = append(failed, wrap(errors.New(we.Message), "close", batchNames[we.Index]))
-				}
-			}
-		case err != nil:
-			lost := len(batch) + len(models)
-			return errors.Join(append(failed, wrap(err, "close: "+strconv.Itoa(lost)+" give-backs and reports not made", ""))...)
+	// Give-backs and reports go in commands of their own: a command's answer
+	// counts the updates that matched, which then says how many tails went back.
+	var pending [][]giveBackOp
+	for _, us := range [][]giveBackOp{giveBacks, reports} {
+		for len(us) > 0 {
+			n := min(len(us), giveBackBatch)
+			pending = append(pending, us[:n])
+			us = us[n:]
 		}
 	}
-	return errors.Join(failed...)
+	// giveBackInFlight commands go out at once, each as the one before it
+	// ends: the store is not left idle for a round trip between commands. A
+	// command that fails other than by its updates' own errors (the deadline,
+	// the store gone) stops the sending; what was not sent is named as failed.
+	var mu sync.Mutex
+	var stopped error
+	next := 0
+	var wg sync.WaitGroup
+	for range min(giveBackInFlight, len(pending)) {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				if stopped != nil || next == len(pending) {
+					mu.Unlock()
+					return
+				}
+				batch := pending[next]
+				next++
+				mu.Unlock()
+				r := c.giveBackCommand(ctx, batch)
+				mu.Lock()
+				if r.err != nil && stopped == nil {
+					stopped = r.err
+				}
+				tally.add(r)
+				failed = append(failed, r.failed...)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if stopped != nil {
+		lost := 0
+		for _, b := range pending[next:] {
+			for _, u := range b {
+				tally.failed = append(tally.failed, u.name)
+			}
+			lost += len(b)
+		}
+		failed = append(failed, wrap(stopped, "close", ""))
+		if lost > 0 {
+			failed = append(failed, fmt.Errorf("counters: close: %d give-backs and reports not sent", lost))
+		}
+	}
+	return tally, errors.Join(failed...)
+}
+
+// giveBackInFlight is how many of giveBackAll's commands are in flight at once.
+const giveBackInFlight = 2
+
+// giveBackOp is one update of giveBackAll: a name's fenced give-back, or the
+// report of what it served.
+type giveBackOp struct {
+	model  mongo.WriteModel
+	name   string
+	values int64 // the tail's, for a give-back; 0 for a report
+}
+
+// giveBackCommand sends batch, all give-backs or all reports, as one
+// unordered bulk write, and returns what it did; if the command failed as a
+// whole, every name in it is counted as failed.
+func (c *Counter) giveBackCommand(ctx context.Context, batch []giveBackOp) (r giveBackResult) {
+	models := make([]mongo.WriteModel, len(batch))
+	sent := len(batch) // updates without a write error
+	var erred []int    // the indexes of the others
+	var values int64
+	for j, u := range batch {
+		models[j] = u.model
+		values += u.values
+	}
+	res, err := c.coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	var bwe mongo.BulkWriteException
+	switch {
+	case errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0:
+		for _, we := range bwe.WriteErrors {
+			if we.Index >= 0 && we.Index < len(batch) {
+				u := batch[we.Index]
+				r.giveBackTally.failed = append(r.giveBackTally.failed, u.name)
+				r.failed = append(r.failed, wrap(errors.New(we.Message), "close", u.name))
+				sent--
+				erred = append(erred, we.Index)
+				values -= u.values
+			}
+		}
+	case err != nil:
+		for _, u := range batch {
+			r.giveBackTally.failed = append(r.giveBackTally.failed, u.name)
+		}
+		r.err = fmt.Errorf("%d give-backs or reports: %w", len(batch), err)
+		return r
+	}
+	matched := 0
+	if res != nil {
+		matched = int(res.MatchedCount)
+	}
+	if batch[0].values == 0 { // reports
+		r.reports = matched
+		return r
+	}
+	r.givenBack = matched
+	r.fenced = sent - matched
+	if matched == sent {
+		r.values = values
+		return r
+	}
+	// Which matched is not known: at least the smallest tails, at most the
+	// largest (the same when the tails are of one size).
+	var sizes []int64
+	for j, u := range batch {
+		if !slices.Contains(erred, j) {
+			sizes = append(sizes, u.values)
+		}
+	}
+	slices.Sort(sizes)
+	for j := range matched {
+		r.values += sizes[j]
+		r.unsure += sizes[len(sizes)-1-j] - sizes[j]
+	}
+	return r
+}
+
+// giveBackResult is what one command of giveBackAll did.
+type giveBackResult struct {
+	giveBackTally
+	failed []error // the updates that failed, each naming its name
+	err    error   // the command's, if it failed as a whole
+}
+
+// add adds what another command did.
+func (t *giveBackTally) add(o giveBackResult) {
+	t.givenBack += o.givenBack
+	t.values += o.values
+	t.unsure += o.unsure
+	t.fenced += o.fenced
+	t.failed = append(t.failed, o.giveBackTally.failed...)
+	t.reports += o.reports
 }
 
 // tail returns the contiguous run at the end of held (ascending, as an allocator
@@ -778,10 +919,12 @@ func (c *Counter) BlockStatus(name string) (blocks.Status, bool) {
 
 // Close stops serving from blocks: it stops the mode refresh, closes every
 // allocator (each waits, until ctx ends, for a block fetch in flight), and
-// gives back each name's unused tail and reports what was served, all in one
-// bulk write. After Close the Counter serves every name in strict mode. Values
-// it could not give back before ctx ended are a gap; the error says which
-// names.
+// gives back each name's unused tail and reports what was served, in bulk
+// writes (giveBackAll). After Close the Counter serves every name in strict
+// mode. Values it could not give back before ctx ended are a gap; the error
+// says which names. If it served any name from blocks, it logs one line at
+// info (Options.Logger): the names, the tails given back and their values,
+// the reports of what was served, and the tails not given back and why.
 func (c *Counter) Close(ctx context.Context) error {
 	if err := refuseTransaction(ctx, "close", ""); err != nil {
 		return err // its give-backs would be undone if the transaction aborted
@@ -824,7 +967,8 @@ func (c *Counter) Close(ctx context.Context) error {
 		wg.Go(func() { held[i] = e.alloc.Close(ctx) })
 	}
 	wg.Wait()
-	if err := c.giveBackAll(ctx, mine, held); err != nil {
+	tally, err := c.giveBackAll(ctx, mine, held)
+	if err != nil {
 		errs = append(errs, err)
 	}
 	for _, e := range mine {
@@ -834,8 +978,34 @@ func (c *Counter) Close(ctx context.Context) error {
 		select {
 		case <-e.retired:
 		case <-ctx.Done():
+			tally.failed = append(tally.failed, e.name)
 			errs = append(errs, wrap(ctx.Err(), "close", e.name))
 		}
 	}
-	return errors.Join(errs...)
+	err = errors.Join(errs...)
+	if len(es) > 0 || err != nil {
+		k.logger.Info("counters: closed: cached blocks given back", tally.attrs(len(es), err)...)
+	}
+	return err
+}
+
+// attrs are the fields of Close's log line, for names cached names.
+func (t giveBackTally) attrs(names int, err error) []any {
+	a := []any{"names", names, "given_back", t.givenBack, "values_returned", t.values}
+	if t.unsure > 0 {
+		a = append(a, "values_returned_up_to", t.values+t.unsure)
+	}
+	a = append(a, "served_reports", t.reports, "not_given_back", t.fenced)
+	if t.fenced > 0 {
+		a = append(a, "not_given_back_why", "another instance reserved past the tail, or a strict value or a Set was written since: those values are a gap")
+	}
+	if len(t.failed) > 0 {
+		const shown = 10
+		failed := slices.Compact(slices.Sorted(slices.Values(t.failed))) // a name's give-back and report
+		a = append(a, "failed", len(failed), "failed_names", failed[:min(len(failed), shown)])
+	}
+	if err != nil {
+		a = append(a, "err", err)
+	}
+	return a
 }

@@ -20,7 +20,7 @@
 //		Blocks:         blocks.Options{},        // a Counter's cached sequences: block sizes, prefetch, cooldown
 //		ModeRefresh:    time.Second,             // how often a Counter confirms the leases of its cached names
 //		BlockLease:     15 * time.Second,        // how long blocks are served after the store last confirmed them
-//		Logger:         nil,                     // slog.Default(): told of a mode refresh that fails
+//		Logger:         nil,                     // slog.Default(): told of a mode refresh that fails, and what Close gave back
 //		Clock:          time.Now,                // which period a numbered sequence is in, for this process
 //	}
 //
@@ -242,7 +242,8 @@
 // Close (at SIGTERM) closes every allocator, waiting for a fetch in flight, and
 // gives back the contiguous unused tail that ends at the highest value the
 // instance reserved, with one conditional update per name, sent in unordered
-// bulk writes of 50 with the updates that report what each served:
+// bulk writes of 50, then the updates that report what each served, and logs
+// what it gave back in one line:
 //
 //	filter  {_id: name, seq: tailLast, forced: f, floor: {$lte: tailFirst-1} or absent}
 //	update  {$set: {seq: tailFirst-1}, $inc: {returned: k, served: d}}

@@ -104,7 +104,8 @@ type Options struct {
 	ModeRefresh time.Duration
 
 	// Logger receives what no caller sees: a mode refresh that fails, at most
-	// once a minute. nil means slog.Default().
+	// once a minute, and, at info, what Close gave back. nil means
+	// slog.Default().
 	Logger *slog.Logger
 
 	// BlockLease is how long a Counter serves a cached sequence from its blocks

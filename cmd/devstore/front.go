@@ -33,6 +33,11 @@ type front struct {
 	rs      *replSet      // nil for a standalone store (-repl-set '')
 	retries *retryTable   // retryable writes, on a replica set
 
+	// syncAfter makes what a write command (writeCommands, durableCommands)
+	// wrote durable (logSync.syncAfter), before its reply goes to the client;
+	// nil syncs nothing.
+	syncAfter func(command, db string) error
+
 	readTimeout time.Duration // for a message's bytes, from its first to its last
 	idleTimeout time.Duration // for a message's first byte, from the last reply
 	maxConns    int           // client connections at once; more are closed at accept
@@ -427,11 +432,25 @@ func (f *front) forwardThen(op *operation, s *session, req request, edit func(bs
 		}
 		more := wiremessage.IsMsgMoreToCome(s.reply) // an exhaust stream goes on
 		if !more {
+			// Before the token goes back: one sync for all the command's
+			// statements, and none while another write is at FerretDB.
+			var syncErr error
+			if f.syncAfter != nil && (writeCommands[req.command] || durableCommands[req.command]) {
+				syncErr = f.syncAfter(req.command, req.db)
+			}
 			release()
+			// A retryable write is recorded even if its sync failed: it ran,
+			// and a retry must get this reply, not run it again.
 			if record != nil {
 				if body, ok := msgBody(s.reply); ok {
 					record(body)
 				}
+			}
+			if syncErr != nil {
+				// The client does not know whether the write took effect, as
+				// after any network error.
+				f.log.Error("cannot make a write durable; closing its connection", "command", req.command, "db", req.db, "err", syncErr)
+				return fmt.Errorf("syncing after %s: %w", req.command, syncErr)
 			}
 		}
 		if req.moreToCome {

@@ -16,7 +16,7 @@
 // FerretDB 1.x on SQLite (files in -dir), listening only on a Unix socket in -dir
 // (ferretdb.sock), behind a front that serves -listen. The front relays each
 // client connection to a FerretDB connection of its own, reading every message
-// with the MongoDB Go driver's wire-protocol packages. It changes three things:
+// with the MongoDB Go driver's wire-protocol packages. It changes these things:
 //
 //   - Write commands (insert, update, delete, findAndModify) run one at a time, from
 //     the moment the front sends one to FerretDB until its reply is back.
@@ -27,6 +27,12 @@
 //     waitForFailPoint on the admin database), as mongod does with
 //     enableTestCommands=1, so that tests can make commands fail the way a replica
 //     set makes them fail. See failCommand for what each field does.
+//   - It makes writes durable itself: SQLite runs with synchronous=NORMAL, so
+//     FerretDB's commits write the log without syncing it, and the front syncs
+//     the database's log once a write command's reply is back from FerretDB,
+//     before the client gets it (durable.go). FerretDB commits each statement
+//     of an update or delete on its own, so with SQLite's default (FULL) an
+//     update of 50 statements waited for 50 syncs; now it waits for one.
 //   - It answers endSessions itself: FerretDB keeps no server sessions.
 //   - It answers as the one member of a replica set (-repl-set, "rs0" by
 //     default; -repl-set "" for a standalone server), so that drivers find a
@@ -109,6 +115,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -153,6 +160,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
+	// FerretDB allocates several times a document's size for each statement it
+	// runs; collecting at 4x the live heap rather than 2x took 12% less CPU in
+	// a clean stop's give-backs (a few MB of heap more). GOGC still wins.
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(400)
+	}
+
 	abs, err := filepath.Abs(*dir)
 	if err != nil {
 		return err
@@ -172,10 +186,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{Unix: sock},
-		Logger:    log,
-		Handler:   "sqlite",
-		SQLiteURL: "file:" + abs + "/",
+		Listener: ferretdb.ListenerConfig{Unix: sock},
+		Logger:   log,
+		Handler:  "sqlite",
+		// The front syncs the logs after each write command (durable.go).
+		SQLiteURL: "file:" + abs + "/?_pragma=synchronous(normal)",
 	})
 	if err != nil {
 		return err
@@ -202,6 +217,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var d net.Dialer
 	fr := newFront(func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "unix", sock) }, log)
 	fr.replyDelay = *replyDelay
+	fr.syncAfter = newLogSync(abs).syncAfter
 	fr.retries.rerun = *rerunRetries
 	if *replSetName != "" {
 		fr.rs = newReplSet(*replSetName, l.Addr().String())
