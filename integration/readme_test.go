@@ -235,3 +235,88 @@ func makeRun(t *testing.T, dataDir string, env ...string) (*proc.Process, string
 	t.Cleanup(func() { interrupt(t, p) })
 	return p, root
 }
+
+// TestReadmeTenants follows the README's Tenants example: the block that writes
+// the token files runs in a directory of its own (as the checkout), make run
+// starts with them, the requests get the statuses the README prints beside them,
+// `kill -HUP "$(cat data/seqd.pid)"` reaches this seqd, which reads the files again,
+// and what the block writes is ignored by git, so that following it leaves `git
+// status` clean.
+func TestReadmeTenants(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl on PATH: the README's examples are curl commands")
+	}
+	dir := t.TempDir()
+	root, err := proc.RepoRoot(testContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := filepath.Join(root, "README.md")
+	files := readmeText(t, readme, "mkdir -p data && (umask 077")
+	files, found := strings.CutSuffix(strings.TrimSpace(files), "SEQD_TOKENS_FILE=data/tokens SEQD_ADMIN_TOKEN_FILE=data/admin make run")
+	if !found {
+		t.Fatalf("the README's token files block no longer ends with make run:\n%s", files)
+	}
+	sh := exec.CommandContext(testContext(t), "bash", "-e", "-c", files)
+	sh.Dir = dir
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("the README's token files block: %v\n%s", err, out)
+	}
+	for _, f := range []string{"data/tokens", "data/admin"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s after the README's block: %v, %v; want mode 0600", f, st.Mode(), err)
+		}
+		if err := exec.Command("git", "-C", root, "check-ignore", "-q", f).Run(); err != nil {
+			t.Errorf("git does not ignore %s, which the README has you write (git check-ignore: %v)", f, err)
+		}
+	}
+	if err := exec.Command("git", "-C", root, "check-ignore", "-q", "data/seqd.pid").Run(); err != nil {
+		t.Errorf("git does not ignore data/seqd.pid (git check-ignore: %v)", err)
+	}
+
+	data := filepath.Join(dir, "data")
+	p, _ := makeRun(t, data, "SEQD_TOKENS_FILE="+filepath.Join(data, "tokens"), "SEQD_ADMIN_TOKEN_FILE="+filepath.Join(data, "admin"))
+	status := regexp.MustCompile(`# (\d{3})\b`)
+	examples := readmeBlock(t, readme, `kill -HUP "$(cat data/seqd.pid)"`)
+	for _, ex := range examples {
+		cmd := strings.ReplaceAll(ex.command, "localhost:8080", p.Addr())
+		var want string
+		switch {
+		case strings.HasPrefix(cmd, "curl "):
+			m := status.FindStringSubmatch(cmd)
+			if m == nil {
+				continue // a listing: its answer is shown in words
+			}
+			want, cmd = m[1], "curl -s -o /dev/null -w '%{http_code}' "+strings.TrimPrefix(cmd, "curl ")
+		case strings.HasPrefix(cmd, "git "):
+			continue // checked above with git check-ignore
+		}
+		c := exec.CommandContext(testContext(t), "bash", "-c", cmd)
+		c.Dir = dir
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("README line %d: %s: %v\n%s", ex.line, ex.command, err, out)
+		}
+		if want != "" && string(out) != want {
+			t.Errorf("README line %d: %s: status %s, the README prints %s", ex.line, ex.command, out, want)
+		}
+	}
+	waitForOutput(t, p, `"msg":"tokens reloaded"`)
+}
+
+// readmeText returns the text of the first fenced code block of the README at
+// path that contains marker.
+func readmeText(t *testing.T, path, marker string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range strings.Split(string(b), "\n```")[1:] {
+		if _, body, ok := strings.Cut(block, "\n"); ok && strings.Contains(body, marker) {
+			return body
+		}
+	}
+	t.Fatalf("%s: no code block holds %q", path, marker)
+	return ""
+}
