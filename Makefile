@@ -101,25 +101,33 @@ build:
 devstore:
 	cd cmd/devstore && $(GO) build -o ../../bin/devstore .
 
-# Serve the API in the foreground. Without MONGODB_URI it builds seqd and the
-# development store at once, starts the store (data under DEVSTORE_DIR), waits for its
+# Serve the API in the foreground. Without MONGODB_URI it builds seqd, then the
+# development store (one after the other: the second build takes the standard
+# library and the modules the two share from the build cache; built at once, both
+# compiled them), starts the store (data under DEVSTORE_DIR), waits for its
 # "listening on ADDR" line, then starts seqd; Ctrl-C stops both, in order: Ctrl-C
 # signals the terminal's process group, which the store is not in (setsid) and the
 # copy of its output ignores, so seqd stops first and gives back its cached blocks
-# to the store, then the EXIT trap stops the store and waits for it.
+# to the store, then the EXIT trap stops the store, waits for it and says so.
+# seqd writes its process id to SEQD_PID_FILE (DEVSTORE_DIR/seqd.pid unless set),
+# for kill -HUP "$(cat data/seqd.pid)".
 run:
-	@if [ -n "$$MONGODB_URI" ]; then \
+	@export SEQD_PID_FILE="$${SEQD_PID_FILE:-$(DEVSTORE_DIR)/seqd.pid}"; \
+	mkdir -p "$$(dirname "$$SEQD_PID_FILE")" || exit 1; \
+	if [ -n "$$MONGODB_URI" ]; then \
 		$(MAKE) --no-print-directory build || exit 1; \
 		against="the server in MONGODB_URI"; $(run_banner); \
 		exec bin/seqd; \
 	fi; \
 	[ -x bin/devstore ] || echo "make run: building the development store — first time only, a few minutes"; \
 	[ -x bin/seqd ] || echo "make run: building seqd — first time only"; \
-	$(MAKE) --no-print-directory -j2 build devstore || exit 1; \
+	$(MAKE) --no-print-directory build && $(MAKE) --no-print-directory devstore || exit 1; \
 	exec 3< <(exec $$(command -v setsid) bin/devstore -listen $(DEVSTORE_ADDR) -dir $(DEVSTORE_DIR) -repl-set rs0); ds=$$!; \
-	trap 'kill $$ds 2>/dev/null; wait $$ds 2>/dev/null' EXIT; \
-	trap 'exit 130' INT TERM; \
 	ready=; timedout=; \
+	trap 'kill $$ds 2>/dev/null; wait $$ds 2>/dev/null; st=$$?; \
+		[ -z "$$ready" ] || if [ $$st = 0 ]; then echo "make run: the development store stopped; its data stays in $(DEVSTORE_DIR)"; \
+		else echo "make run: the development store stopped with status $$st; its data is in $(DEVSTORE_DIR)"; fi' EXIT; \
+	trap 'exit 130' INT TERM; \
 	while :; do \
 		IFS= read -r -t $(DEVSTORE_WAIT) line <&3 || { [ $$? -gt 128 ] && timedout=1; break; }; \
 		echo "$$line"; \

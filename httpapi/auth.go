@@ -147,7 +147,7 @@ func bearer(h string) (string, bool) {
 
 var (
 	errUnauthorized  = &Error{Code: "unauthorized", Message: "missing or invalid bearer token"}
-	errAdminDisabled = &Error{Code: "admin_disabled", Message: "admin operations are disabled: start seqd with SEQD_ADMIN_TOKEN or --admin-token-file"}
+	errAdminDisabled = &Error{Code: "admin_disabled", Message: "admin operations are disabled: start seqd with an admin token, in SEQD_ADMIN_TOKEN (SEQD_ADMIN_TOKEN=… make run) or in a file named by --admin-token-file or SEQD_ADMIN_TOKEN_FILE"}
 	errNotAdmin      = &Error{Code: "forbidden", Message: "this operation needs an admin token"}
 )
 

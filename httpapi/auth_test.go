@@ -210,3 +210,15 @@ func TestTokensNotLogged(t *testing.T) {
 		t.Errorf("the log lacks the request id %s or the 401:\n%s", id, logs)
 	}
 }
+
+// A PUT to a seqd without an admin token says how to start one with it, in both
+// ways a user starts seqd: the variable (which make run passes on) and the file.
+func TestAdminDisabledSaysHow(t *testing.T) {
+	s := newServer(t)
+	e := wantError(t, s.put(t, "/seq/orders", `{"value":1}`), http.StatusForbidden, "admin_disabled")
+	for _, want := range []string{"SEQD_ADMIN_TOKEN=… make run", "--admin-token-file", "SEQD_ADMIN_TOKEN_FILE"} {
+		if !strings.Contains(e.Message, want) {
+			t.Errorf("admin_disabled says %q: it does not name %s", e.Message, want)
+		}
+	}
+}

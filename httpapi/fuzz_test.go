@@ -60,7 +60,7 @@ func FuzzPutBody(f *testing.F) {
 		if contentType != "" {
 			req.Header.Set("Content-Type", contentType)
 		}
-		got, err := httpapi.ReadPutBody(req, false)
+		got, err := httpapi.ReadPutBody(req)
 		if err != nil {
 			var apiErr *httpapi.Error
 			if !errors.As(err, &apiErr) || httpapi.StatusOf(apiErr.Code) < 400 || httpapi.StatusOf(apiErr.Code) > 499 || apiErr.Code == "" {
@@ -81,8 +81,8 @@ func FuzzPutBody(f *testing.F) {
 		for k, raw := range fields {
 			switch k {
 			case "value":
-				v, err := strconv.ParseInt(string(raw), 10, 64)
-				if err != nil || v < 0 {
+				v, ok := bodyInteger(raw)
+				if !ok || v < 0 || (raw[0] != '"' && v > 1<<53-1) {
 					t.Fatalf("ReadPutBody(%q) accepted value %s", body, raw)
 				}
 				want.Value = &v
@@ -91,8 +91,8 @@ func FuzzPutBody(f *testing.F) {
 					t.Fatalf("ReadPutBody(%q) accepted mode %s", body, raw)
 				}
 			case "min_block", "max_block":
-				n, err := strconv.ParseInt(string(raw), 10, 64)
-				if err != nil {
+				n, ok := bodyInteger(raw)
+				if !ok {
 					t.Fatalf("ReadPutBody(%q) accepted %s %s", body, k, raw)
 				}
 				if k == "min_block" {
@@ -159,4 +159,16 @@ func FuzzQueryCount(f *testing.F) {
 			}
 		}
 	})
+}
+
+// bodyInteger reads an integer of a PUT body as the API documents it: a JSON
+// integer, or its decimal string written as strconv.FormatInt writes it.
+func bodyInteger(raw json.RawMessage) (int64, bool) {
+	s := string(raw)
+	quoted := len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"'
+	if quoted {
+		s = s[1 : len(s)-1]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && (!quoted || strconv.FormatInt(n, 10) == s)
 }

@@ -13,9 +13,10 @@ import (
 // 2^53-1 (Number.MAX_SAFE_INTEGER) to the nearest double, so that two values
 // handed out apart can read as one. A client that cannot hold 64-bit integers
 // asks with ?int64=string, on every /seq endpoint: the answer then writes each
-// int64 field as its decimal string (as proto3's JSON mapping writes int64), and a
-// PUT body may give its integers as strings too. The default stays numbers, so
-// that no answer changes for the clients that read them well (Go, curl, jq -r).
+// int64 field as its decimal string (as proto3's JSON mapping writes int64). The
+// default stays numbers, so that no answer changes for the clients that read them
+// well (Go, curl, jq -r). A PUT body may give its integers as strings whatever
+// the parameter says, and must past 2^53-1 (bodyInt).
 //
 // A query parameter rather than a media-type parameter or extra *_str fields: it
 // is one word in the URL, visible in logs, typed by every client generator as an
@@ -107,20 +108,23 @@ func isNumberByte(c byte) bool {
 // double does not hold every integer.
 const maxSafeInteger = 1<<53 - 1
 
-// bodyInt reads an integer of a PUT body: a JSON number, or, when the request
-// asked for int64s as strings, also its decimal string, written as
-// strconv.FormatInt writes it ("5", not "05", "+5" or " 5"). A request that asked
-// for strings says its client holds numbers as doubles, so a JSON number past
-// 2^53-1 from it may be already rounded: it is refused (unsafe), not stored.
-func bodyInt(raw json.RawMessage, strings bool) (n int64, ok, unsafe bool) {
+// bodyInt reads an integer of a PUT body: a JSON number up to 2^53-1, or its
+// decimal string as strconv.FormatInt writes it ("5", not "05", "+5" or " 5"),
+// with or without ?int64=string. A JSON number past 2^53-1 is refused (unsafe),
+// not stored: a client that holds numbers as doubles (JavaScript's, and a client
+// generated for it, whose type for the field is number | string) may have rounded
+// it before sending (JSON.stringify(9007199254740993) is "9007199254740992"), and
+// nothing in the request says whether it did. The string is exact in every
+// language.
+func bodyInt(raw json.RawMessage) (n int64, ok, unsafe bool) {
 	s := string(raw)
-	if strings && len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
 		s = s[1 : len(s)-1]
 		n, err := strconv.ParseInt(s, 10, 64)
 		return n, err == nil && strconv.FormatInt(n, 10) == s, false
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err == nil && strings && (n > maxSafeInteger || n < -maxSafeInteger) {
+	if err == nil && n > maxSafeInteger {
 		return 0, false, true
 	}
 	return n, err == nil, false

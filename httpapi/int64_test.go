@@ -22,11 +22,15 @@ func TestInt64Strings(t *testing.T) {
 	rec = s.put(t, "/seq/big?int64=string&force=true", `{"value":9007199254740991}`) // numbers up to 2^53-1 still do
 	wantStrings(t, rec, `{"name":"big","value":"9007199254740991","mode":"cached","min_block":"10","max_block":"1000"}`)
 	// Past 2^53-1, a number from a client that holds doubles may be rounded already
-	// (JSON.stringify(9007199254740993) is "9007199254740992"): refused, the value kept.
-	for _, v := range []string{"9007199254740992", "9223372036854775807"} {
-		rec = s.put(t, "/seq/big?int64=string", `{"value":`+v+`}`)
-		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"invalid_value"`) || !strings.Contains(rec.Body.String(), "send it as a string") {
-			t.Errorf("PUT value %s as a number with int64=string: %d %s; want 400 invalid_value saying to send a string", v, rec.Code, rec.Body)
+	// (JSON.stringify(9007199254740993) is "9007199254740992"), with or without
+	// ?int64=string (a generated client types the field number | string either
+	// way): refused, the value kept.
+	for _, query := range []string{"?int64=string", "?int64=number", ""} {
+		for _, v := range []string{"9007199254740992", "9223372036854775807"} {
+			rec = s.put(t, "/seq/big"+query, `{"value":`+v+`}`)
+			if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"invalid_value"`) || !strings.Contains(rec.Body.String(), `send it as a string, \"`+v+`\"`) {
+				t.Errorf("PUT /seq/big%s value %s as a number: %d %s; want 400 invalid_value saying to send a string", query, v, rec.Code, rec.Body)
+			}
 		}
 	}
 	wantStrings(t, s.get(t, "/seq/big?int64=string"), `{"name":"big","value":"9007199254740991","mode":"cached","min_block":"10","max_block":"1000"}`)
@@ -64,11 +68,15 @@ func TestInt64Strings(t *testing.T) {
 		t.Errorf("GET /seq/blocks?int64=string: %s", rec.Body)
 	}
 
-	// The default, and ?int64=number, are numbers; strings in a body need int64=string.
+	// The default, and ?int64=number, answer numbers; a body's strings are read
+	// whatever the parameter says.
 	wantStrings(t, s.get(t, "/seq/orders?int64=number"), `{"name":"orders","value":`+top+`,"mode":"strict"}`)
-	wantError(t, s.put(t, "/seq/orders", `{"value":"5"}`), http.StatusBadRequest, "invalid_value")
-	for _, v := range []string{`"05"`, `"+5"`, `" 5"`, `"5 "`, `"-1"`, `"9223372036854775808"`, `""`, `"0x5"`} {
-		wantError(t, s.put(t, "/seq/orders?int64=string", `{"value":`+v+`}`), http.StatusBadRequest, "invalid_value")
+	wantStrings(t, s.put(t, "/seq/top?int64=number", `{"value":"`+top+`"}`), `{"name":"top","value":`+top+`,"mode":"strict"}`)
+	wantStrings(t, s.put(t, "/seq/small", `{"value":"5","mode":"cached","min_block":"10","max_block":"1000"}`), `{"name":"small","value":5,"mode":"cached","min_block":10,"max_block":1000}`)
+	for _, query := range []string{"?int64=string", ""} {
+		for _, v := range []string{`"05"`, `"+5"`, `" 5"`, `"5 "`, `"-1"`, `"9223372036854775808"`, `""`, `"0x5"`} {
+			wantError(t, s.put(t, "/seq/orders"+query, `{"value":`+v+`}`), http.StatusBadRequest, "invalid_value")
+		}
 	}
 	wantError(t, s.get(t, "/seq/orders?int64=bigint"), http.StatusBadRequest, "invalid_int64")
 	wantError(t, s.get(t, "/status?int64=string"), http.StatusBadRequest, "unknown_parameter")

@@ -351,7 +351,7 @@ func putSequence(seqs sequencers) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		body, err := readPutBody(c.Request(), asStrings)
+		body, err := readPutBody(c.Request())
 		if err != nil {
 			return err
 		}
@@ -411,10 +411,10 @@ var putFields = []string{"value", "mode", "min_block", "max_block", "period", "t
 // least one of putFields, each at most once and spelt exactly, nothing after it.
 // value is a non-negative integer that fits in int64; mode is "strict" or "cached";
 // min_block and max_block come with mode, both or neither, both 0 (the default)
-// or 1 ≤ min ≤ max ≤ 1,000,000. With intStrings (?int64=string) the integers may
-// also be decimal strings. Problems with the JSON are invalid_body, with value invalid_value,
+// or 1 ≤ min ≤ max ≤ 1,000,000. The integers may also be decimal strings, and
+// must be past 2^53-1 (bodyInt). Problems with the JSON are invalid_body, with value invalid_value,
 // with mode or bounds invalid_mode.
-func readPutBody(r *http.Request, intStrings bool) (putBody, error) {
+func readPutBody(r *http.Request) (putBody, error) {
 	if ct := r.Header.Get(echo.HeaderContentType); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != echo.MIMEApplicationJSON {
@@ -437,9 +437,9 @@ func readPutBody(r *http.Request, intStrings bool) (putBody, error) {
 	}
 	var b putBody
 	if raw, ok := fields["value"]; ok {
-		n, ok, unsafe := bodyInt(raw, intStrings)
+		n, ok, unsafe := bodyInt(raw)
 		if unsafe {
-			return putBody{}, errorf("invalid_value", "value %s is a JSON number past 2^53-1, which a client that asks for ?int64=string may have rounded: send it as a string, \"%s\"", cut(string(raw)), cut(string(raw)))
+			return putBody{}, errorf("invalid_value", "value %s is a JSON number past 2^53-1 (9007199254740991), which a client that holds numbers as doubles (JavaScript) may have rounded before sending: send it as a string, \"%s\"", cut(string(raw)), cut(string(raw)))
 		}
 		if !ok || n < 0 {
 			return putBody{}, errorf("invalid_value", "value must be an integer from 0 to 9223372036854775807, got %s", cut(string(raw)))
@@ -468,8 +468,8 @@ func readPutBody(r *http.Request, intStrings bool) (putBody, error) {
 	}
 	if hasMin {
 		var okMin, okMax bool
-		b.MinBlock, okMin, _ = bodyInt(rawMin, intStrings)
-		b.MaxBlock, okMax, _ = bodyInt(rawMax, intStrings)
+		b.MinBlock, okMin, _ = bodyInt(rawMin)
+		b.MaxBlock, okMax, _ = bodyInt(rawMax)
 		if !okMin || !okMax || seqd.CheckMode(b.Mode, b.MinBlock, b.MaxBlock) != nil {
 			return putBody{}, errorf("invalid_mode", "min_block and max_block must be both 0 (the default) or integers with 1 ≤ min_block ≤ max_block ≤ %d, got %s and %s",
 				seqd.MaxCount, cut(string(rawMin)), cut(string(rawMax)))

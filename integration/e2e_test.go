@@ -275,7 +275,8 @@ func TestEndToEnd(t *testing.T) {
 		if n.Value != 6 {
 			t.Errorf("next after forced set 5: %+v", n)
 		}
-		put("/seq/invoices", adminToken, `{"value":"7"}`).wantError(t, 400, "invalid_value")
+		put("/seq/invoices", adminToken, `{"value":"07"}`).wantError(t, 400, "invalid_value")
+		put("/seq/invoices", adminToken, `{"value":9007199254740993}`).wantError(t, 400, "invalid_value") // past 2^53-1: send a string
 		put("/seq/invoices", adminToken, `{"valeu":7}`).wantError(t, 400, "invalid_body")
 		do(t, base, call{method: "PUT", path: "/seq/invoices", token: adminToken, body: "value=7",
 			contentType: "application/x-www-form-urlencoded"}).wantError(t, 415, "unsupported_media_type")

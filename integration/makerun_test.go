@@ -5,9 +5,11 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
-	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,33 +22,25 @@ import (
 // terminal's process group, while seqd holds a cached block, and starts it again:
 // the next value must be the last one handed out + 1. seqd gives its unused block
 // back at a clean stop, which needs the store still up: the store must stop after
-// seqd, not with it.
+// seqd, not with it, and make run says when it has. While it runs, seqd's process
+// id is in DATA/seqd.pid, for `kill -HUP "$(cat data/seqd.pid)"`, and that
+// reaches seqd; the file is gone once it stops.
 func TestMakeRunStopsInOrder(t *testing.T) {
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("no make on PATH")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	root, err := proc.RepoRoot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	storeAddr, seqdAddr := freeAddr(t), freeAddr(t)
 	dataDir := t.TempDir()
-	makeRun := func() *proc.Process {
-		t.Helper()
-		cmd := exec.Command("make", "--no-print-directory", "run", "DEVSTORE_ADDR="+storeAddr, "DEVSTORE_DIR="+dataDir)
-		cmd.Dir = root
-		cmd.Env = append(withoutEnv(os.Environ(), "MONGODB_URI", "SEQD_"), "SEQD_ADDR="+seqdAddr, "SEQD_ADMIN_TOKEN="+adminToken)
-		p, err := proc.Start(ctx, cmd, seqdListeningLine)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { interrupt(t, p) })
-		return p
+	p, _ := makeRun(t, dataDir, "SEQD_ADMIN_TOKEN="+adminToken)
+	pidFile := filepath.Join(dataDir, "seqd.pid")
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("make run serves, and seqd's pid file: %v", err)
 	}
-
-	p := makeRun()
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err != nil || strings.TrimSpace(string(comm)) != "seqd" {
+		t.Fatalf("%s holds %q, the id of %q; want seqd's", pidFile, b, comm)
+	}
+	if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
+		t.Fatalf("SIGHUP to the pid in %s: %v", pidFile, err)
+	}
+	waitForOutput(t, p, `"msg":"SIGHUP: `)
 	base := "http://" + p.Addr()
 	do(t, base, call{method: "PUT", path: "/seq/makerun", token: adminToken, body: `{"mode":"cached","min_block":1000,"max_block":1000}`}).want(t, 200, nil)
 	var last nextReply
@@ -59,8 +53,14 @@ func TestMakeRunStopsInOrder(t *testing.T) {
 		t.Fatalf("the store holds %d after %d was handed out: no block is cached", stored.Value, last.Value)
 	}
 	interrupt(t, p)
+	if !strings.Contains(p.Output(), "make run: the development store stopped; its data stays in "+dataDir) {
+		t.Errorf("after Ctrl-C, make run did not say the store stopped:\n%s", p.Output())
+	}
+	if _, err := os.Stat(pidFile); !os.IsNotExist(err) {
+		t.Errorf("after Ctrl-C, seqd's pid file: %v; want it removed", err)
+	}
 
-	p = makeRun()
+	p, _ = makeRun(t, dataDir, "SEQD_ADMIN_TOKEN="+adminToken)
 	var next nextReply
 	do(t, "http://"+p.Addr(), call{method: "POST", path: "/seq/makerun/next"}).want(t, 200, &next)
 	if next.Value != last.Value+1 {
@@ -86,6 +86,18 @@ func interrupt(t *testing.T, p *proc.Process) {
 	if err := p.Wait(ctx); err != nil && ctx.Err() != nil {
 		p.Kill()
 		t.Fatalf("make run did not exit within a minute of SIGINT:\n%s", p.Output())
+	}
+}
+
+// waitForOutput waits until p's output holds s.
+func waitForOutput(t *testing.T, p *proc.Process, s string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(p.Output(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("make run did not print %q within 30 s:\n%s", s, p.Output())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -68,6 +68,7 @@ type config struct {
 	rateBurst                         int
 	pprofAddr                         string
 	snowflakeLayout                   snowflake.Layout
+	pidFile                           string
 }
 
 // parseConfig reads flags, falling back to environment variables (lookupEnv, as
@@ -102,6 +103,7 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 	fs.StringVar(&rateBurst, "rate-burst", env("SEQD_RATE_BURST", "0"), "requests a client may make at once above the rate; 0 means one second's worth (SEQD_RATE_BURST)")
 	fs.StringVar(&c.logLevel, "log-level", env("SEQD_LOG_LEVEL", "info"), "debug, info, warn or error; successful requests are logged at debug (SEQD_LOG_LEVEL)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", env("SEQD_PPROF_ADDR", ""), "serve net/http/pprof on this address, apart from the API; off when empty (SEQD_PPROF_ADDR)")
+	fs.StringVar(&c.pidFile, "pid-file", env("SEQD_PID_FILE", ""), "write seqd's process id to this file while it serves, for kill -HUP \"$(cat FILE)\"; removed at stop; a file naming another running process is refused (SEQD_PID_FILE)")
 	var snowflakeLayout string
 	fs.StringVar(&snowflakeLayout, "snowflake-layout", env("SEQD_SNOWFLAKE_LAYOUT", "twitter"), "the layout of /snowflake ids, for good: twitter (41 bits of ms, 1,024 worker ids, 4,096 ids/ms each) or js53 (at most 2^53-1: 40 bits of ms, 32 worker ids, 256 ids/ms each); worker ids are leased for --block-lease (SEQD_SNOWFLAKE_LAYOUT)")
 	var timeout, shutdown, modeRefresh, blockLease, inFlight string
@@ -348,6 +350,14 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		WriteTimeout:   cfg.timeout + 10*time.Second,
 		IdleTimeout:    2 * time.Minute,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if cfg.pidFile != "" {
+		removePIDFile, err := writePIDFile(cfg.pidFile)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer removePIDFile()
 	}
 	clientTokens, adminTokens := keys.Counts()
 	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.db, "strategy", cfg.strategy,

@@ -79,13 +79,20 @@ async function main(): Promise<void> {
       headers: auth,
     });
     check(!error && data !== undefined && exact(data.value, "PUT value") === start, `PUT /seq/{name}: ${JSON.stringify(error)}`);
-    // A number past 2^53-1 is what JSON.stringify writes after rounding (2^53+1 goes out as 2^53): refused, not stored.
-    const rounded = await client.PUT("/seq/{name}", {
-      params: { path: { name }, query: { int64: "string", force: true } },
-      body: { value: Number(start + 3n) },
-      headers: auth,
-    });
-    check(rounded.response.status === 400 && rounded.error?.error.code === "invalid_value", `PUT a number past 2^53-1: ${rounded.response.status}`);
+    // A number past 2^53-1 is what JSON.stringify writes after rounding (2^53+1 goes out as 2^53), and the
+    // generated type (number | string) lets it through: refused, not stored, with or without int64=string.
+    for (const int64 of ["string", "number", undefined] as const) {
+      const rounded = await client.PUT("/seq/{name}", {
+        params: { path: { name }, query: { int64, force: true } },
+        body: { value: Number(start + 3n) },
+        headers: auth,
+      });
+      check(rounded.response.status === 400 && rounded.error?.error.code === "invalid_value" && rounded.error.error.message.includes("send it as a string"),
+        `PUT a number past 2^53-1 with int64=${int64}: ${rounded.response.status} ${JSON.stringify(rounded.error)}`);
+    }
+    // A string is read without int64=string too; the answer is then numbers.
+    const plain = await client.PUT("/seq/{name}", { params: { path: { name } }, body: { value: start.toString() }, headers: auth });
+    check(plain.data !== undefined && plain.data.value === Number(start), `PUT a string without int64=string: ${JSON.stringify(plain.error)}`);
     for (let i = 1n; i <= 5n; i++) {
       const next = i % 2n === 0n
         ? await client.POST("/seq/{name}/next", { params: { path: { name }, query: { int64: "string" } } })

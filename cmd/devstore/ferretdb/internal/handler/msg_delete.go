@@ -20,7 +20,6 @@ import (
 	"fmt"
 
 	"github.com/FerretDB/wire"
-	"go.mongodb.org/mongo-driver/mongo"
 
 	"github.com/FerretDB/FerretDB/internal/backends"
 	"github.com/FerretDB/FerretDB/internal/handler/common"
@@ -77,7 +76,7 @@ func (h *Handler) MsgDelete(connCtx context.Context, msg *wire.OpMsg) (*wire.OpM
 		if err != nil {
 			var ce *handlererrors.CommandError
 			if errors.As(err, &ce) {
-				we := &mongo.WriteError{
+				we := &WriteError{
 					Index:   i,
 					Code:    int(ce.Code()),
 					Message: ce.Err().Error(),

@@ -22,7 +22,6 @@ import (
 	"slices"
 
 	"github.com/FerretDB/wire"
-	"go.mongodb.org/mongo-driver/mongo"
 
 	"github.com/FerretDB/FerretDB/internal/backends"
 	"github.com/FerretDB/FerretDB/internal/handler/common"
@@ -36,8 +35,17 @@ import (
 // WriteErrorDocument returns a document representation of the write error.
 //
 // Find a better place for this function.
+// seqd change: WriteError is one statement's error in a write command: the fields of the Go
+// driver's mongo.WriteError that the handler fills, here so that the development
+// store does not build the whole v1 driver for one struct.
+type WriteError struct {
+	Index   int
+	Code    int
+	Message string
+}
+
 // TODO https://github.com/FerretDB/FerretDB/issues/3263
-func WriteErrorDocument(we *mongo.WriteError) *types.Document {
+func WriteErrorDocument(we *WriteError) *types.Document {
 	return must.NotFail(types.NewDocument(
 		"index", int32(we.Index),
 		"code", int32(we.Code),
@@ -83,7 +91,7 @@ func (h *Handler) MsgInsert(connCtx context.Context, msg *wire.OpMsg) (*wire.OpM
 	defer docsIter.Close()
 
 	var inserted int32
-	var writeErrors []*mongo.WriteError
+	var writeErrors []*WriteError
 
 	var done bool
 	for !done {
@@ -133,7 +141,7 @@ func (h *Handler) MsgInsert(connCtx context.Context, msg *wire.OpMsg) (*wire.OpM
 				panic(fmt.Sprintf("Unknown error code: %v", ve.Code()))
 			}
 
-			writeErrors = append(writeErrors, &mongo.WriteError{
+			writeErrors = append(writeErrors, &WriteError{
 				Index:   i,
 				Code:    int(code),
 				Message: ve.Error(),
@@ -168,7 +176,7 @@ func (h *Handler) MsgInsert(connCtx context.Context, msg *wire.OpMsg) (*wire.OpM
 				return nil, lazyerrors.Error(err)
 			}
 
-			writeErrors = append(writeErrors, &mongo.WriteError{
+			writeErrors = append(writeErrors, &WriteError{
 				Index:   docsIndexes[j],
 				Code:    int(handlererrors.ErrDuplicateKeyInsert),
 				Message: fmt.Sprintf(`E11000 duplicate key error collection: %s.%s`, params.DB, params.Collection),
@@ -185,7 +193,7 @@ func (h *Handler) MsgInsert(connCtx context.Context, msg *wire.OpMsg) (*wire.OpM
 	))
 
 	if len(writeErrors) > 0 {
-		slices.SortFunc(writeErrors, func(a, b *mongo.WriteError) int {
+		slices.SortFunc(writeErrors, func(a, b *WriteError) int {
 			return cmp.Compare(a.Index, b.Index)
 		})
 
