@@ -38,6 +38,12 @@ func TestPutMode(t *testing.T) {
 			sequence{Name: "orders", Value: 3, Mode: "strict"}, []string{"set orders 3 true", "setMode orders strict 0..0", "current orders"}},
 		{"escaped mode", "/seq/orders", `{"mode":"\u0063ached"}`,
 			sequence{Name: "orders", Mode: "cached"}, []string{"setMode orders cached 0..0", "current orders"}},
+		// Integers as decimal strings, with or without ?int64=string: what a
+		// client that holds numbers as doubles sends past 2^53-1.
+		{"quoted bound", "/seq/orders", `{"mode":"cached","min_block":"1","max_block":10}`,
+			sequence{Name: "orders", Mode: "cached", MinBlock: 1, MaxBlock: 10}, []string{"setMode orders cached 1..10", "current orders"}},
+		{"quoted value with a mode", "/seq/orders", `{"value":"5","mode":"cached"}`,
+			sequence{Name: "orders", Value: 5, Mode: "cached"}, []string{"set orders 5 false", "setMode orders cached 0..0", "current orders"}},
 		{"value only keeps the mode", "/seq/orders", `{"value":7}`,
 			sequence{Name: "orders", Value: 7, Mode: "strict"}, []string{"set orders 7 false", "current orders"}},
 	}
@@ -73,13 +79,13 @@ func TestPutMode(t *testing.T) {
 		{"min 0, max set", `{"mode":"cached","min_block":0,"max_block":10}`, "invalid_mode"},
 		{"max past the limit", `{"mode":"cached","min_block":1,"max_block":1000001}`, "invalid_mode"},
 		{"negative bounds", `{"mode":"cached","min_block":-10,"max_block":-1}`, "invalid_mode"},
-		{"quoted bound", `{"mode":"cached","min_block":"1","max_block":10}`, "invalid_mode"},
+		{"quoted bound, not as FormatInt writes it", `{"mode":"cached","min_block":"01","max_block":10}`, "invalid_mode"},
 		{"fractional bound", `{"mode":"cached","min_block":1.5,"max_block":10}`, "invalid_mode"},
 		{"exponent bound", `{"mode":"cached","min_block":1,"max_block":1e3}`, "invalid_mode"},
 		{"null bound", `{"mode":"cached","min_block":null,"max_block":10}`, "invalid_mode"},
 		{"bad mode after a good value", `{"value":5,"mode":"fast"}`, "invalid_mode"},
 		{"bad value before a good mode", `{"value":-5,"mode":"cached"}`, "invalid_value"},
-		{"quoted value with a mode", `{"value":"5","mode":"cached"}`, "invalid_value"},
+		{"quoted value with a mode, not as FormatInt writes it", `{"value":"+5","mode":"cached"}`, "invalid_value"},
 		{"mode twice", `{"mode":"cached","mode":"strict"}`, "invalid_body"},
 		{"value twice", `{"value":1,"mode":"cached","value":2}`, "invalid_body"},
 		{"bound twice", `{"mode":"cached","min_block":1,"max_block":2,"min_block":1}`, "invalid_body"},
