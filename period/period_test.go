@@ -189,6 +189,10 @@ func TestParseZone(t *testing.T) {
 		{"Europe\x00Berlin", `invalid time zone: "Europe\x00Berlin" is not an IANA zone name such as Europe/Berlin`},
 		{"+05:30", `invalid time zone: "+05:30" is not an IANA zone name such as Europe/Berlin`},
 		{"Local", `invalid time zone: "Local" depends on the machine; name an IANA zone such as Europe/Berlin`},
+		// The zone database's links to the machine's zone (Debian's zoneinfo/localtime
+		// is a link to /etc/localtime) are "Local" by another name.
+		{"localtime", `invalid time zone: "localtime" depends on the machine; name an IANA zone such as Europe/Berlin`},
+		{"posixrules", `invalid time zone: "posixrules" depends on the machine; name an IANA zone such as Europe/Berlin`},
 		{"America/" + string(make([]byte, 60)), `invalid time zone: "America/\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"… is 68 bytes long; IANA names have at most 64`},
 	} {
 		_, err := ParseZone(c.name)
