@@ -122,14 +122,15 @@ const maxZoneLen = 64
 
 // ParseZone loads the IANA time zone name ("Europe/Berlin"); "" and "UTC" are UTC.
 // "Local", the machine's own zone, is refused: periods must not depend on where
-// they are computed. The zone database is the system's, or the one embedded by a
+// they are computed. So are "localtime" and "posixrules", the zone database's
+// links to the machine's choice (Debian's zoneinfo/localtime is /etc/localtime). The zone database is the system's, or the one embedded by a
 // program that imports time/tzdata; it is read on every call, so keep the result.
 func ParseZone(name string) (*time.Location, error) {
 	switch {
 	case name == "" || name == "UTC":
 		return time.UTC, nil
-	case name == "Local":
-		return nil, invalid(ErrInvalidZone, `"Local" depends on the machine; name an IANA zone such as Europe/Berlin`)
+	case name == "Local" || name == "localtime" || name == "posixrules":
+		return nil, invalid(ErrInvalidZone, "%s depends on the machine; name an IANA zone such as Europe/Berlin", quote(name))
 	case len(name) > maxZoneLen:
 		return nil, invalid(ErrInvalidZone, "%s is %d bytes long; IANA names have at most %d", quote(name), len(name), maxZoneLen)
 	}
