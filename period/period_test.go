@@ -186,6 +186,11 @@ func TestParseZone(t *testing.T) {
 		{"europe/berlin", `invalid time zone: "europe/berlin" is not an IANA zone name such as Europe/Berlin`},
 		{"../../etc/passwd", `invalid time zone: "../../etc/passwd" is not an IANA zone name such as Europe/Berlin`},
 		{"/etc/localtime", `invalid time zone: "/etc/localtime" is not an IANA zone name such as Europe/Berlin`},
+		// The same file by other spellings: each would be another stored name for one
+		// zone, and another entry in the counters package's cache of loaded zones.
+		{"Europe/./Berlin", `invalid time zone: "Europe/./Berlin" is not an IANA zone name such as Europe/Berlin`},
+		{"Europe//Berlin", `invalid time zone: "Europe//Berlin" is not an IANA zone name such as Europe/Berlin`},
+		{"./UTC", `invalid time zone: "./UTC" is not an IANA zone name such as Europe/Berlin`},
 		{"Europe\x00Berlin", `invalid time zone: "Europe\x00Berlin" is not an IANA zone name such as Europe/Berlin`},
 		{"+05:30", `invalid time zone: "+05:30" is not an IANA zone name such as Europe/Berlin`},
 		{"Local", `invalid time zone: "Local" depends on the machine; name an IANA zone such as Europe/Berlin`},
