@@ -53,6 +53,7 @@ package period
 import (
 	"errors"
 	"fmt"
+	"path"
 	"strconv"
 	"time"
 )
@@ -133,6 +134,9 @@ func ParseZone(name string) (*time.Location, error) {
 		return nil, invalid(ErrInvalidZone, "%s depends on the machine; name an IANA zone such as Europe/Berlin", quote(name))
 	case len(name) > maxZoneLen:
 		return nil, invalid(ErrInvalidZone, "%s is %d bytes long; IANA names have at most %d", quote(name), len(name), maxZoneLen)
+	case path.Clean(name) != name:
+		// time.LoadLocation opens "Europe/./Berlin" as Europe/Berlin.
+		return nil, invalid(ErrInvalidZone, "%s is not an IANA zone name such as Europe/Berlin", quote(name))
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
