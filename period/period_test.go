@@ -191,6 +191,11 @@ func TestParseZone(t *testing.T) {
 		{"Europe/./Berlin", `invalid time zone: "Europe/./Berlin" is not an IANA zone name such as Europe/Berlin`},
 		{"Europe//Berlin", `invalid time zone: "Europe//Berlin" is not an IANA zone name such as Europe/Berlin`},
 		{"./UTC", `invalid time zone: "./UTC" is not an IANA zone name such as Europe/Berlin`},
+		// Directories of the system's zone database, not IANA names, and absent from
+		// the one built into seqd: right/ zones count leap seconds, which Go's reader
+		// does not expect (right/Europe/Berlin read CEST on 31 December 2026).
+		{"right/Europe/Berlin", `invalid time zone: "right/Europe/Berlin" is not an IANA zone name such as Europe/Berlin`},
+		{"posix/Europe/Berlin", `invalid time zone: "posix/Europe/Berlin" is not an IANA zone name such as Europe/Berlin`},
 		{"Europe\x00Berlin", `invalid time zone: "Europe\x00Berlin" is not an IANA zone name such as Europe/Berlin`},
 		{"+05:30", `invalid time zone: "+05:30" is not an IANA zone name such as Europe/Berlin`},
 		{"Local", `invalid time zone: "Local" depends on the machine; name an IANA zone such as Europe/Berlin`},
