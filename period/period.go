@@ -55,6 +55,7 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -134,8 +135,10 @@ func ParseZone(name string) (*time.Location, error) {
 		return nil, invalid(ErrInvalidZone, "%s depends on the machine; name an IANA zone such as Europe/Berlin", quote(name))
 	case len(name) > maxZoneLen:
 		return nil, invalid(ErrInvalidZone, "%s is %d bytes long; IANA names have at most %d", quote(name), len(name), maxZoneLen)
-	case path.Clean(name) != name:
-		// time.LoadLocation opens "Europe/./Berlin" as Europe/Berlin.
+	case path.Clean(name) != name, strings.HasPrefix(name, "right/"), strings.HasPrefix(name, "posix/"):
+		// time.LoadLocation opens "Europe/./Berlin" as Europe/Berlin, and the
+		// system database's right/ and posix/ copies of every zone (Go misreads
+		// right/'s, which count leap seconds); none is an IANA name.
 		return nil, invalid(ErrInvalidZone, "%s is not an IANA zone name such as Europe/Berlin", quote(name))
 	}
 	loc, err := time.LoadLocation(name)
