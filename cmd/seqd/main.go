@@ -24,9 +24,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	// The zone database is in seqd's binary: the periods of a sequence's time zone
-	// are then the same on every instance of one seqd version, whatever the
-	// host's database says (or lacks: a scratch image has none).
+	// The zone database is in seqd's binary, for hosts that have none (a scratch
+	// image): time.LoadLocation reads ZONEINFO and the host's database first and
+	// this copy last, so hosts whose databases differ in a zone's rules may
+	// start that zone's periods differently.
 	_ "time/tzdata"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
