@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -45,5 +46,44 @@ func TestNumberingChangeNeverRepeatsANumber(t *testing.T) {
 				seen[got.Formatted] = true
 			}
 		})
+	}
+}
+
+// An instance whose clock has passed a period's start begins the new period
+// while instances whose clocks are still in the old one keep writing: the
+// old period's writers must not make every attempt of the new one fail.
+func TestNumberingNewPeriodWhileOthersWrite(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	t0 := time.Date(2026, 11, 26, 17, 4, 59, 0, time.UTC)
+	behind, ahead := newClock(t0), newClock(t0.Add(2*time.Second))
+	b := counters.NewCounter(db, counters.Options{Clock: behind.now, WritesInFlight: 4})
+	a := counters.NewCounter(db, ahead.opts())
+	if err := b.SetNumbering(ctx, "inv", counters.Numbering{Period: "minute"}); err != nil {
+		t.Fatal(err)
+	}
+	mustNumbered(t, b, "inv", 1, "2026-11-26T17:04")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := b.NextNumbered(ctx, "inv", 1); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	got, err := a.NextNumbered(ctx, "inv", 1)
+	close(stop)
+	wg.Wait()
+	if err != nil || got.Period != "2026-11-26T17:05" || got.Last != 1 {
+		t.Errorf("the new minute's first value: %+v, %v; want 1 of 2026-11-26T17:05", got, err)
 	}
 }
