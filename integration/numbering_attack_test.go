@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -85,5 +86,27 @@ func TestNumberingNewPeriodWhileOthersWrite(t *testing.T) {
 	wg.Wait()
 	if err != nil || got.Period != "2026-11-26T17:05" || got.Last != 1 {
 		t.Errorf("the new minute's first value: %+v, %v; want 1 of 2026-11-26T17:05", got, err)
+	}
+}
+
+// PeriodValue with an empty key names no period: before a periodic
+// sequence's first value, and after a new time zone left the last value of
+// the old one stored, it is ErrNotFound. Observed: 0 and 3, as if "" were the
+// current period's key.
+func TestNumberingPeriodValueEmptyKey(t *testing.T) {
+	ctx := testContext(t)
+	c := counters.NewCounter(be.Database(t), newClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)).opts())
+	if err := c.SetNumbering(ctx, "e", counters.Numbering{Period: "day"}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.PeriodValue(ctx, "e", ""); !errors.Is(err, counters.ErrNotFound) {
+		t.Errorf("before the first value: PeriodValue(\"\") = %d, %v; want ErrNotFound", v, err)
+	}
+	mustNumbered(t, c, "e", 3, "2026-11-26")
+	if err := c.SetNumbering(ctx, "e", counters.Numbering{Period: "day", TimeZone: "Asia/Kolkata"}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.PeriodValue(ctx, "e", ""); !errors.Is(err, counters.ErrNotFound) {
+		t.Errorf("after a new zone: PeriodValue(\"\") = %d, %v; want ErrNotFound", v, err)
 	}
 }
