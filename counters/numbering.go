@@ -251,7 +251,7 @@ func (c *Counter) PeriodValue(ctx context.Context, name, key string) (int64, err
 	if s.numbering.Period == "" {
 		return 0, wrap(fmt.Errorf("%w: %q has no period", ErrNotFound, cut(name, 40)), "period value", name)
 	}
-	if key == seq.PeriodKey {
+	if s.hasStart && key == seq.PeriodKey { // no key is "": before its first value a period has none
 		return s.seq, nil
 	}
 	for _, p := range s.pastPeriods() {
