@@ -4,6 +4,7 @@ package integration
 
 import (
 	"errors"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -108,5 +109,51 @@ func TestNumberingPeriodValueEmptyKey(t *testing.T) {
 	}
 	if v, err := c.PeriodValue(ctx, "e", ""); !errors.Is(err, counters.ErrNotFound) {
 		t.Errorf("after a new zone: PeriodValue(\"\") = %d, %v; want ErrNotFound", v, err)
+	}
+}
+
+// A period that ran out of values ends: the next period starts at 1 even
+// while callers of the exhausted one keep coming. Observed: ErrExhausted in
+// the new minute, from the coalescer's memory of the old one.
+func TestNumberingExhaustedPeriodEnds(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	clock := newClock(time.Date(2026, 11, 26, 17, 4, 30, 0, time.UTC))
+	c := counters.NewCounter(db, clock.opts())
+	if err := c.SetNumbering(ctx, "x", counters.Numbering{Period: "minute"}); err != nil {
+		t.Fatal(err)
+	}
+	mustNumbered(t, c, "x", 1, "2026-11-26T17:04")
+	if err := c.Set(ctx, "x", math.MaxInt64-1, true); err != nil {
+		t.Fatal(err)
+	}
+	mustNumbered(t, c, "x", 1, "2026-11-26T17:04")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 { // callers of the exhausted minute keep coming
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := c.NextNumbered(ctx, "x", 1); err != nil && !errors.Is(err, counters.ErrExhausted) {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	_, err := c.NextNumbered(ctx, "x", 1)
+	if !errors.Is(err, counters.ErrExhausted) {
+		t.Errorf("at the end of the minute: %v, want ErrExhausted", err)
+	}
+	clock.set(time.Date(2026, 11, 26, 17, 5, 0, 0, time.UTC))
+	got, err := c.NextNumbered(ctx, "x", 1)
+	close(stop)
+	wg.Wait()
+	if err != nil || got.Period != "2026-11-26T17:05" || got.Last != 1 {
+		t.Errorf("in the next minute: %+v, %v; want 1 of 2026-11-26T17:05", got, err)
 	}
 }
