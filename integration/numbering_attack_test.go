@@ -130,7 +130,7 @@ func TestNumberingExhaustedPeriodEnds(t *testing.T) {
 	mustNumbered(t, c, "x", 1, "2026-11-26T17:04")
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for range 4 { // callers of the exhausted minute keep coming
+	for range 16 { // callers of the exhausted minute keep coming
 		wg.Go(func() {
 			for {
 				select {
@@ -153,7 +153,7 @@ func TestNumberingExhaustedPeriodEnds(t *testing.T) {
 	got, err := c.NextNumbered(ctx, "x", 1)
 	close(stop)
 	wg.Wait()
-	if err != nil || got.Period != "2026-11-26T17:05" || got.Last != 1 {
-		t.Errorf("in the next minute: %+v, %v; want 1 of 2026-11-26T17:05", got, err)
+	if err != nil || got.Period != "2026-11-26T17:05" || got.Last < 1 {
+		t.Errorf("in the next minute: %+v, %v; want a value of 2026-11-26T17:05", got, err)
 	}
 }
