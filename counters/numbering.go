@@ -323,7 +323,7 @@ func (c *Counter) reservePeriodic(ctx context.Context, name string, n int64, nb 
 		case cur.draining || cur.mode != seqd.ModeStrict:
 			return 0, fmt.Errorf("%w: a %s sequence with a period", ErrInvalidCounter, cur.mode)
 		case cur.hasStart && cur.periodStart >= start && cur.seq > math.MaxInt64-n:
-			return 0, fmt.Errorf("%w: at %d, %d requested", ErrExhausted, cur.seq, n)
+			return 0, periodExhausted{fmt.Errorf("%w: at %d, %d requested", ErrExhausted, cur.seq, n)}
 		case cur.hasStart && cur.periodStart >= start:
 			continue // a newer period began since the write
 		}
