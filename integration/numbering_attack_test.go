@@ -157,3 +157,24 @@ func TestNumberingExhaustedPeriodEnds(t *testing.T) {
 		t.Errorf("in the next minute: %+v, %v; want a value of 2026-11-26T17:05", got, err)
 	}
 }
+
+// A value set on a periodic sequence before its first period began (PUT
+// {"value":4211,"period":"year"} sets the value, then the period) is where
+// the current period continues, or Set refuses it; it is never dropped in
+// silence. Observed: the next value is 1.
+func TestNumberingSetBeforeFirstPeriod(t *testing.T) {
+	ctx := testContext(t)
+	c := counters.NewCounter(be.Database(t), newClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)).opts())
+	if err := c.Set(ctx, "inv", 4211, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetNumbering(ctx, "inv", counters.Numbering{Period: "year", Format: "INV-{yyyy}-{seq:6}"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set(ctx, "inv", 4211, false); err != nil {
+		return // refused: nothing dropped
+	}
+	if got := mustNumbered(t, c, "inv", 1, "2026"); got.Last != 4212 {
+		t.Errorf("after Set 4211: %+v, want 4212 (INV-2026-004212)", got)
+	}
+}
