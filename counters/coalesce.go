@@ -309,10 +309,20 @@ func (c *coalescer) forget(name string) {
 // ErrExhausted: callers asking for n or more are then answered at once. c.mu must
 // be held.
 func (c *coalescer) noteExhausted(q *queue, n int64, err error) {
+	var p periodExhausted
+	if errors.As(err, &p) {
+		return // the next period starts at 1: not for the queue's life
+	}
 	if errors.Is(err, ErrExhausted) && (q.tooMany == 0 || n < q.tooMany) {
 		q.tooMany, q.exhausted = n, err
 	}
 }
+
+// periodExhausted is an ErrExhausted of a periodic sequence's period: it
+// lasts until the next period starts at 1, so noteExhausted does not keep it.
+type periodExhausted struct{ error }
+
+func (e periodExhausted) Unwrap() error { return e.error }
 
 // refuse answers w with q's exhausted error if w asks for too many, and reports
 // whether it did. c.mu must be held.

@@ -251,7 +251,7 @@ func (c *Counter) PeriodValue(ctx context.Context, name, key string) (int64, err
 	if s.numbering.Period == "" {
 		return 0, wrap(fmt.Errorf("%w: %q has no period", ErrNotFound, cut(name, 40)), "period value", name)
 	}
-	if key == seq.PeriodKey {
+	if s.hasStart && key == seq.PeriodKey { // no key is "": before its first value a period has none
 		return s.seq, nil
 	}
 	for _, p := range s.pastPeriods() {
@@ -323,7 +323,7 @@ func (c *Counter) reservePeriodic(ctx context.Context, name string, n int64, nb 
 		case cur.draining || cur.mode != seqd.ModeStrict:
 			return 0, fmt.Errorf("%w: a %s sequence with a period", ErrInvalidCounter, cur.mode)
 		case cur.hasStart && cur.periodStart >= start && cur.seq > math.MaxInt64-n:
-			return 0, fmt.Errorf("%w: at %d, %d requested", ErrExhausted, cur.seq, n)
+			return 0, periodExhausted{fmt.Errorf("%w: at %d, %d requested", ErrExhausted, cur.seq, n)}
 		case cur.hasStart && cur.periodStart >= start:
 			continue // a newer period began since the write
 		}
