@@ -328,9 +328,10 @@
 //     that period would be of an earlier period than the stored one.
 //
 // The last values of the latest 32 finished periods stay in the document
-// (periods), for PeriodValue and GET /seq/{name}?period=KEY. A new period or
-// time zone forgets them and starts at 1 with the next value; a new format
-// alone changes only what answers carry. A Counter learns a name's numbering
+// (periods), for PeriodValue and GET /seq/{name}?period=KEY. Once values of
+// a period were handed out, SetNumbering refuses another period or time zone
+// (ErrInvalidMode): it would number a period from 1 again, under a key
+// already used; a new format alone changes only what answers carry. A Counter learns a name's numbering
 // from its document, and every write's filter checks it: a write of a name
 // whose numbering another instance changed matches nothing, reads the new
 // one and writes again.

@@ -391,10 +391,12 @@ func (c *Counter) NextNumbered(ctx context.Context, name string, n int64) (Numbe
 }
 
 // SetNumbering stores name's numbering (SetMode's companion), creating the
-// sequence at 0 if it is new. A new period or time zone takes effect with the
-// next value, which is 1 of the period the taking instance's clock reads; the
-// finished periods remembered so far are forgotten. A new format alone keeps
-// the period and the value. No period continues from the value stored.
+// sequence at 0 if it is new. A period or time zone takes effect with the
+// next value, which is 1 of the period the taking instance's clock reads; once
+// values of a period were handed out, another period or time zone (or none) is
+// ErrInvalidMode, since it would number a period from 1 again under a key
+// already used. A new format alone keeps the period and the value. No period
+// continues from the value stored.
 // Set on a periodic sequence moves the value of the period stored, which may
 // already be over: the next value then starts a new period at 1.
 //
@@ -424,6 +426,11 @@ func (c *Counter) SetNumbering(ctx context.Context, name string, nb Numbering) e
 		}
 		if exists && want.stored != (Numbering{}) && (cur.mode == seqd.ModeCached || cur.draining) {
 			return false, fmt.Errorf("%w: a cached sequence has no period or format (its instances hand out blocks with no order between them): set mode strict first", ErrInvalidMode)
+		}
+		// Another period or zone would start the clock's period again at 1,
+		// under a key that may be one already handed out: numbers would repeat.
+		if exists && cur.hasStart && (cur.numbering.Period != want.stored.Period || cur.numbering.TimeZone != want.stored.TimeZone) {
+			return false, fmt.Errorf("%w: the period and time zone of a sequence that has handed out values of a period stay as they are (another would number a period again from 1); a new format alone may change, or take a new name", ErrInvalidMode)
 		}
 		var set, unset bson.D
 		for _, f := range []struct{ field, v string }{

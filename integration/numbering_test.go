@@ -242,22 +242,16 @@ func TestNumberingChangedByAnotherInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustNumbered(t, a, "x", 1, "2026-11")
-	if err := b.SetNumbering(ctx, "x", counters.Numbering{Period: "day", Format: "{dd}-{seq}"}); err != nil {
+	if err := b.SetNumbering(ctx, "x", counters.Numbering{Period: "month", Format: "{MM}-{seq}"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := mustNumbered(t, a, "x", 1, "2026-11-26"); got.Last != 1 || got.Formatted != "26-1" {
-		t.Fatalf("%+v, want 1 of the day", got)
-	}
-	if err := b.SetNumbering(ctx, "x", counters.Numbering{}); err != nil {
-		t.Fatal(err)
-	}
-	if got := mustNumbered(t, a, "x", 1, ""); got.Last != 2 {
-		t.Fatalf("%+v, want 2, unnumbered", got)
+	if got := mustNumbered(t, a, "x", 1, "2026-11"); got.Last != 2 || got.Formatted != "11-2" {
+		t.Fatalf("%+v, want 2 of the month, 11-2", got)
 	}
 }
 
 // A new format alone keeps the period, its value and the past periods; a new
-// time zone starts at 1 with the next value and forgets them.
+// period or time zone, once values of a period were handed out, is refused.
 func TestNumberingChanges(t *testing.T) {
 	ctx := testContext(t)
 	clock := newClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC))
@@ -277,14 +271,19 @@ func TestNumberingChanges(t *testing.T) {
 	if v, err := c.PeriodValue(ctx, "n", "2026-11-26"); err != nil || v != 3 {
 		t.Errorf("after a new format, PeriodValue(2026-11-26) = %d, %v; want 3", v, err)
 	}
-	if err := c.SetNumbering(ctx, "n", counters.Numbering{Period: "day", TimeZone: "Asia/Kolkata", Format: "B{seq}"}); err != nil {
-		t.Fatal(err)
+	// Another zone, another period, or none and then one again would number
+	// 2026-11-27 from 1 again (B1 twice): refused, and the numbering stays.
+	for _, nb := range []counters.Numbering{
+		{Period: "day", TimeZone: "Asia/Kolkata", Format: "B{seq}"},
+		{Period: "month", Format: "B{seq}"},
+		{Format: "B{seq}"},
+	} {
+		if err := c.SetNumbering(ctx, "n", nb); !errors.Is(err, counters.ErrInvalidMode) {
+			t.Errorf("SetNumbering(%+v) after values of a period: %v, want ErrInvalidMode", nb, err)
+		}
 	}
-	if got := mustNumbered(t, c, "n", 1, "2026-11-27"); got.Last != 1 {
-		t.Errorf("after a new zone: %+v, want 1", got)
-	}
-	if _, err := c.PeriodValue(ctx, "n", "2026-11-26"); !errors.Is(err, counters.ErrNotFound) {
-		t.Errorf("after a new zone, PeriodValue(2026-11-26) = %v, want ErrNotFound", err)
+	if got := mustNumbered(t, c, "n", 1, "2026-11-27"); got.Last != 4 || got.Formatted != "B4" {
+		t.Errorf("after the refused changes: %+v, want 4, B4", got)
 	}
 }
 
