@@ -259,6 +259,9 @@ func readCounter(ctx context.Context, coll *mongo.Collection, name string) (coun
 // Without force it is one atomic $max, so it never lowers the value, even when it
 // races with Next. The document from before the update shows whether the call
 // asked to move backwards. With force it is a plain $set.
+//
+// On a sequence with a period it sets the value of the current period, the
+// one the clock reads or a newer one stored: see setPeriodic.
 func (c *Counter) Set(ctx context.Context, name string, value int64, force bool) error {
 	if err := checkSet(name, value); err != nil {
 		return err
@@ -274,8 +277,9 @@ func (c *Counter) Set(ctx context.Context, name string, value int64, force bool)
 }
 
 func (c *Counter) set(ctx context.Context, name string, value int64, force bool) error {
-	filter := counterFilter(name, math.MaxInt64)
-	return c.upsert(ctx, name, func() error {
+	// notPeriodic: a sequence with a period sets the value of a period (setPeriodic).
+	filter := counterFilter(name, math.MaxInt64, notPeriodic)
+	write := func() error {
 		// floor keeps a give-back of a block reserved before the Set from
 		// moving seq below value, and forced one from moving it at all: a
 		// forced Set may move seq back to where such a block ends. See giveBack.
@@ -297,25 +301,70 @@ func (c *Counter) set(ctx context.Context, name string, value int64, force bool)
 			return fmt.Errorf("%w: at %d, asked for %d", ErrBackwards, before.Seq, value)
 		}
 		return err
-	})
-}
-
-// upsert runs write, an upsert of name's counter document under counterFilter,
-// until it does not end in a duplicate key error. Such an error means that the
-// document is one the filter refuses, or that a concurrent call created it
-// (mongod does not retry the upsert itself: counterFilter is more than equalities
-// on _id). Reading the document tells which.
-func (c *Counter) upsert(ctx context.Context, name string, write func() error) error {
+	}
 	return c.retry.do(ctx, func() (bool, error) {
 		err := write()
 		if !mongo.IsDuplicateKeyError(err) {
 			return false, err
 		}
-		if _, err := readCounter(ctx, c.coll, name); err != nil && !errors.Is(err, ErrNotFound) {
+		// The document is one the filter refuses: a periodic sequence's, one
+		// of another shape, or one a concurrent call created.
+		cur, err := readCounter(ctx, c.coll, name)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return true, nil
+		case err != nil:
 			return false, err // a document of another shape, or the read failed
+		case cur.numbering.Period == "":
+			return true, nil
 		}
-		return true, nil
+		nb, err := c.numbering.learn(name, cur)
+		if err != nil {
+			return false, err
+		}
+		return c.setPeriodic(ctx, name, cur, nb, value, force)
 	})
+}
+
+// setPeriodic is Set on a sequence with a period, numbered as nb, whose
+// document was read as cur. It sets the value of the period the clock reads,
+// or of the stored one if that is newer (periods never go back): a Set on a
+// yearly invoice sequence at 4211 in 2026 makes the next value 4212 of 2026,
+// whether or not 2026 had begun. Without force it refuses to move the stored
+// period's value back; a period that begins starts at value. It returns true
+// when the document changed since it was read.
+func (c *Counter) setPeriodic(ctx context.Context, name string, cur counterState, nb *numbered, value int64, force bool) (bool, error) {
+	if cur.draining || cur.mode != seqd.ModeStrict {
+		return false, fmt.Errorf("%w: a %s sequence with a period", ErrInvalidCounter, cur.mode)
+	}
+	start := nb.spec.Start(c.clock()).UnixMilli()
+	if cur.hasNext || !cur.hasStart || cur.periodStart < start {
+		filter, update := beginPeriod(name, cur, nb, max(start, cur.nextStart), value)
+		r, err := c.coll.UpdateOne(ctx, filter, update)
+		if err != nil {
+			return false, err
+		}
+		return r.MatchedCount == 0, nil
+	}
+	filter := counterFilter(name, math.MaxInt64, append(numberingFilter(nb), bson.D{{Key: fieldPeriodStart, Value: cur.periodStart}}, noNext)...)
+	if force {
+		r, err := c.coll.UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: fieldSeq, Value: value}}}, {Key: "$inc", Value: bson.D{{Key: fieldForced, Value: int64(1)}}}})
+		if err != nil {
+			return false, err
+		}
+		return r.MatchedCount == 0, nil
+	}
+	var before counterDoc
+	err := c.coll.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$max", Value: bson.D{{Key: fieldSeq, Value: value}}}}, options.FindOneAndUpdate()).Decode(&before)
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
+		return true, nil
+	case err != nil:
+		return false, err
+	case before.Seq > value:
+		return false, fmt.Errorf("%w: at %d of period %s, asked for %d", ErrBackwards, before.Seq, nb.spec.Key(time.UnixMilli(cur.periodStart)), value)
+	}
+	return false, nil
 }
 
 // List returns the page of counters that opts selects, in order of name, with one

@@ -296,16 +296,25 @@
 // in (periodStart, milliseconds since the epoch), and a write compares that
 // start with the period its Counter's clock (Options.Clock) reads, S:
 //
-//	join    filter {_id: name, period: p, zone: z, periodStart: {$gte: S}, seq: {$lte: MaxInt64 - n}}
-//	        update {$inc: {seq: n}}
-//	start   filter {_id: name, period: p, zone: z, periodStart: P, seq: v}   (P < S, or absent; v as read)
-//	        update {$set: {seq: n, periodStart: S, "periods.<key of P>": v}}  (and $unset the oldest past 32)
+//	join     filter {_id: name, period: p, zone: z, periodStart: {$gte: S}, nextPeriodStart: absent, seq: {$lte: MaxInt64 - n}}
+//	         update {$inc: {seq: n}}
+//	start    filter {_id: name, period: p, zone: z, periodStart: P, nextPeriodStart: N, seq: v}   (P < S or absent; N, v as read)
+//	         update {$set: {seq: n, periodStart: max(S, N), "periods.<key of P>": v}, $inc: {forced: 1},
+//	                 $unset: {nextPeriodStart}}  (and $unset the oldest past 32)
+//	announce filter {_id: name, period: p, zone: z, periodStart: P, nextPeriodStart: absent}
+//	         update {$set: {nextPeriodStart: S}}
 //
 // The join is tried first; when it matches nothing, the document is read: a
 // stored period at or after S was begun meanwhile (join again), another
 // numbering was set (learn it and write again), else the start is written
-// over the document as read, and if it changed meanwhile, all over again. So
-// the stored period only moves forward, and:
+// over the document as read, and if it changed meanwhile, all over again. A
+// start can miss for as long as instances whose clocks are still in period
+// P keep joining it; after one miss the writer announces S instead, which no
+// join matches, and the next pass (its own, or any instance's that finds the
+// announcement: the announcer may be gone) starts the announced period over
+// a seq that nobody moves any more. The start counts itself in forced, as a
+// forced Set does: it moves seq back, and no give-back of a block reserved
+// before it may match after it. So the stored period only moves forward, and:
 //
 //   - Within a period, a numbered sequence keeps every promise of strict mode
 //     (unique, linearizable across instances, gapless while writes succeed).
@@ -326,6 +335,11 @@
 //     or a caller who left after its write was sent, leaves its values unused.
 //     A gap at a period's end cannot be filled afterwards: the next value of
 //     that period would be of an earlier period than the stored one.
+//
+// Set on a numbered sequence sets the value of the current period, the
+// clock's or a newer one stored: a start at the value when the clock's period
+// is newer than the stored one (or none began yet), else $max (or, forced,
+// $set) of seq over the stored period.
 //
 // The last values of the latest 32 finished periods stay in the document
 // (periods), for PeriodValue and GET /seq/{name}?period=KEY. Once values of

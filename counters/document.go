@@ -17,7 +17,7 @@ import (
 //	{_id: name, seq: N, mode: "cached", minBlock: a, maxBlock: b, reserved: R, served: S, returned: G,
 //	 gen: g, leaseMs: l, floor: f, strictFrom: date,
 //	 period: "month", zone: "Europe/Berlin", format: "INV-{yyyy}-{seq:6}", periodStart: ms,
-//	 periods: {"2026-10": 4211, …}}
+//	 nextPeriodStart: ms, periods: {"2026-10": 4211, …}}
 //
 // Only _id and seq are always there. A document without mode is strict; the
 // bounds are absent when they are the instance's defaults; the counts appear with
@@ -28,12 +28,14 @@ import (
 // mode is "draining", a strict sequence whose instances' leases have not all
 // run out yet.
 //
-// The last five are a numbered sequence's (see numbering.go), and absent
+// The last six are a numbered sequence's (see numbering.go), and absent
 // from others: period is the unit after which it restarts at 1, zone the
 // IANA name of the time zone its periods begin in (absent for UTC), format
 // what its answers carry; periodStart is the start of the period seq counts
 // in, as milliseconds since the Unix epoch (an instant, compared as a
-// number: periods never go back), absent before its first value; periods
+// number: periods never go back), absent before its first value;
+// nextPeriodStart, while there, announces a newer period that the next write
+// begins (no write joins the stored one meanwhile); periods
 // holds the last value of each of the latest finished periods, by key, at
 // most maxPastPeriods of them. A cached or draining sequence has none of
 // them: SetMode and SetNumbering refuse the combination.
@@ -55,6 +57,7 @@ const (
 	fieldZone        = "zone"
 	fieldFormat      = "format"
 	fieldPeriodStart = "periodStart"
+	fieldNext        = "nextPeriodStart"
 	fieldPast        = "periods"
 )
 
@@ -78,6 +81,8 @@ type counterState struct {
 	numbering   Numbering // as stored; Period "" for none
 	periodStart int64     // ms since the epoch; with hasStart
 	hasStart    bool
+	nextStart   int64 // a newer period announced, ms since the epoch; with hasNext
+	hasNext     bool
 	past        string // periods, a document of key: last value, as BSON; "" if absent
 }
 
@@ -241,6 +246,7 @@ var (
 		absentOr(fieldZone, stringCondition),
 		absentOr(fieldFormat, stringCondition),
 		absentOr(fieldPeriodStart, countCondition),
+		absentOr(fieldNext, countCondition),
 		absentOr(fieldPast, bson.D{{Key: "$type", Value: "object"}, notArray}),
 	}
 	fieldConditions = func() []byte {

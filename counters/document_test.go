@@ -36,6 +36,7 @@ func TestCounterFilterEncoding(t *testing.T) {
 			absentOr(fieldZone, bson.D{{Key: "$type", Value: "string"}, notArray}),
 			absentOr(fieldFormat, bson.D{{Key: "$type", Value: "string"}, notArray}),
 			absentOr(fieldPeriodStart, countCondition),
+			absentOr(fieldNext, countCondition),
 			absentOr(fieldPast, bson.D{{Key: "$type", Value: "object"}, notArray}),
 		}
 		for _, m := range more {

@@ -122,7 +122,7 @@ func prefixEnd(prefix string) string {
 var listFields = func() bson.D {
 	var p bson.D
 	for _, f := range []string{fieldSeq, fieldMode, fieldMinBlock, fieldMaxBlock, fieldReserved, fieldServed, fieldReturned,
-		fieldGen, fieldLeaseMs, fieldFloor, fieldStrictFrom, fieldPeriod, fieldZone, fieldFormat, fieldPeriodStart} {
+		fieldGen, fieldLeaseMs, fieldFloor, fieldForced, fieldStrictFrom, fieldPeriod, fieldZone, fieldFormat, fieldPeriodStart, fieldNext, fieldPast} {
 		p = append(p, bson.E{Key: f, Value: 1})
 	}
 	return p

@@ -190,13 +190,21 @@ func parseNumbering(name string, doc bson.Raw, s *counterState) error {
 		}
 		*f.to = str
 	}
-	if v, err := doc.LookupErr(fieldPeriodStart); err == nil {
+	for _, f := range []struct {
+		field string
+		to    *int64
+		has   *bool
+	}{{fieldPeriodStart, &s.periodStart, &s.hasStart}, {fieldNext, &s.nextStart, &s.hasNext}} {
+		v, err := doc.LookupErr(f.field)
+		if err != nil {
+			continue
+		}
 		n, ok := v.AsInt64OK()
 		if !ok || v.Type == bson.TypeDouble {
 			return fmt.Errorf("%w: the %s of %q is %s %s, want an integer",
-				ErrInvalidCounter, fieldPeriodStart, cut(name, 40), bsonTypeName(v.Type), valueText(v))
+				ErrInvalidCounter, f.field, cut(name, 40), bsonTypeName(v.Type), valueText(v))
 		}
-		s.periodStart, s.hasStart = n, true
+		*f.to, *f.has = n, true
 	}
 	if v, err := doc.LookupErr(fieldPast); err == nil {
 		d, ok := v.DocumentOK()
@@ -294,58 +302,49 @@ var takeOptions = options.FindOneAndUpdate().SetReturnDocument(options.After)
 // value, and leaves its callers a numberNote. The stored period's start only
 // grows, since a new period is written only over an older one: periods never
 // go back.
+//
+// A new period begins with a write that matches the document as read (its
+// period, value and announcement). While instances whose clocks are still in
+// the stored period keep taking values of it, that write can miss every time;
+// after one miss the writer announces the new period (nextPeriodStart), which
+// stops every write that joins the stored one, and the next write, its own or
+// any other instance's, begins the announced period over a value no one moves.
 func (c *Counter) reservePeriodic(ctx context.Context, name string, n int64, nb *numbered) (int64, error) {
 	start := nb.spec.Start(c.clock()).UnixMilli()
-	same := []bson.D{notDraining, {{Key: fieldPeriod, Value: nb.stored.Period}}, equalOrAbsentString(fieldZone, nb.stored.TimeZone)}
+	same := numberingFilter(nb)
+	// Join the stored period, if it is the clock's or newer and no newer one is announced.
+	join := counterFilter(name, math.MaxInt64-n, append(same,
+		bson.D{{Key: fieldPeriodStart, Value: bson.D{{Key: "$gte", Value: start}}}}, noNext)...)
+	inc := bson.D{{Key: "$inc", Value: bson.D{{Key: fieldSeq, Value: n}}}}
+	missed := false
 	for range maxPeriodTries {
-		// Join the stored period, if it is the clock's or newer.
-		filter := counterFilter(name, math.MaxInt64-n, append(same, bson.D{{Key: fieldPeriodStart, Value: bson.D{{Key: "$gte", Value: start}}}})...)
-		update := bson.D{{Key: "$inc", Value: bson.D{{Key: fieldSeq, Value: n}}}}
-		doc, err := c.coll.FindOneAndUpdate(ctx, filter, update, takeOptions).Raw()
+		doc, err := c.coll.FindOneAndUpdate(ctx, join, inc, takeOptions).Raw()
 		if err == nil {
 			return c.tookPeriodic(ctx, name, doc, n)
 		}
 		if !errors.Is(err, mongo.ErrNoDocuments) {
 			return 0, err
 		}
-		cur, err := readCounter(ctx, c.coll, name)
+		cur, err := c.readPeriodic(ctx, name, nb)
 		switch {
-		case errors.Is(err, ErrNotFound):
-			c.numbering.m.Delete(name)
-			return 0, errRelearn
 		case err != nil:
 			return 0, err
-		case cur.numbering != nb.stored:
-			if _, err := c.numbering.learn(name, cur); err != nil {
-				return 0, err
-			}
-			return 0, errRelearn
-		case cur.draining || cur.mode != seqd.ModeStrict:
-			return 0, fmt.Errorf("%w: a %s sequence with a period", ErrInvalidCounter, cur.mode)
+		case cur.hasNext:
+			// Begin the announced period (or the clock's, if newer): whoever
+			// announced it may be gone.
 		case cur.hasStart && cur.periodStart >= start && cur.seq > math.MaxInt64-n:
 			return 0, periodExhausted{fmt.Errorf("%w: at %d, %d requested", ErrExhausted, cur.seq, n)}
 		case cur.hasStart && cur.periodStart >= start:
 			continue // a newer period began since the write
-		}
-		// The stored period is older than the clock's (or there is none yet):
-		// start the clock's at n, if the document is still as read, and keep
-		// the last value of the one that ends.
-		filter = counterFilter(name, math.MaxInt64, append(same,
-			equalOrAbsent(fieldPeriodStart, cur.periodStart), bson.D{{Key: fieldSeq, Value: cur.seq}})...)
-		set := bson.D{{Key: fieldSeq, Value: n}, {Key: fieldPeriodStart, Value: start}}
-		update = bson.D{}
-		if cur.hasStart {
-			key := nb.spec.Key(time.UnixMilli(cur.periodStart))
-			set = append(set, bson.E{Key: fieldPast + "." + key, Value: cur.seq})
-			if past := cur.pastPeriods(); len(past) >= maxPastPeriods {
-				var unset bson.D
-				for _, p := range past[:len(past)-maxPastPeriods+1] {
-					unset = append(unset, bson.E{Key: fieldPast + "." + p.key, Value: ""})
-				}
-				update = append(update, bson.E{Key: "$unset", Value: unset})
+		case missed:
+			// Announce the clock's period; the next pass begins it.
+			filter := counterFilter(name, math.MaxInt64, append(same, equalOrAbsent(fieldPeriodStart, cur.periodStart), noNext)...)
+			if _, err := c.coll.UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: fieldNext, Value: start}}}}); err != nil {
+				return 0, err
 			}
+			continue
 		}
-		update = append(update, bson.E{Key: "$set", Value: set})
+		filter, update := beginPeriod(name, cur, nb, max(start, cur.nextStart), n)
 		doc, err = c.coll.FindOneAndUpdate(ctx, filter, update, takeOptions).Raw()
 		if err == nil {
 			return c.tookPeriodic(ctx, name, doc, n)
@@ -353,8 +352,72 @@ func (c *Counter) reservePeriodic(ctx context.Context, name string, n int64, nb 
 		if !errors.Is(err, mongo.ErrNoDocuments) {
 			return 0, err
 		}
+		missed = true
 	}
 	return 0, fmt.Errorf("%w: the period changed %d times during one write", ErrContention, maxPeriodTries)
+}
+
+// noNext keeps a write that takes values of the stored period off a document
+// that announces a newer one.
+var noNext = bson.D{{Key: fieldNext, Value: bson.D{{Key: "$exists", Value: false}}}}
+
+// numberingFilter matches a strict sequence numbered as nb is.
+func numberingFilter(nb *numbered) []bson.D {
+	return []bson.D{notDraining, {{Key: fieldPeriod, Value: nb.stored.Period}}, equalOrAbsentString(fieldZone, nb.stored.TimeZone)}
+}
+
+// readPeriodic reads name's counter document for a write of a periodic
+// sequence numbered as nb. It returns errRelearn when the document has
+// another numbering (learned) or is gone.
+func (c *Counter) readPeriodic(ctx context.Context, name string, nb *numbered) (counterState, error) {
+	cur, err := readCounter(ctx, c.coll, name)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		c.numbering.m.Delete(name)
+		return cur, errRelearn
+	case err != nil:
+		return cur, err
+	case cur.numbering != nb.stored:
+		if _, err := c.numbering.learn(name, cur); err != nil {
+			return cur, err
+		}
+		return cur, errRelearn
+	case cur.draining || cur.mode != seqd.ModeStrict:
+		return cur, fmt.Errorf("%w: a %s sequence with a period", ErrInvalidCounter, cur.mode)
+	}
+	return cur, nil
+}
+
+// beginPeriod returns the write that begins the period starting at start
+// (ms) with seq at value, over cur, name's document as read: it matches only
+// while the document is as read (the same period, value and announcement),
+// keeps the last value of the period that ends, and counts itself in forced,
+// as a forced Set does, since it moves seq back: no give-back of a block
+// reserved before it matches after it.
+func beginPeriod(name string, cur counterState, nb *numbered, start, value int64) (bson.Raw, bson.D) {
+	filter := counterFilter(name, math.MaxInt64, append(numberingFilter(nb),
+		equalOrAbsent(fieldPeriodStart, cur.periodStart),
+		equalOrAbsent(fieldNext, cur.nextStart),
+		bson.D{{Key: fieldSeq, Value: cur.seq}})...)
+	set := bson.D{{Key: fieldSeq, Value: value}, {Key: fieldPeriodStart, Value: start}}
+	var unset bson.D
+	if cur.hasNext {
+		unset = append(unset, bson.E{Key: fieldNext, Value: ""})
+	}
+	if cur.hasStart {
+		key := nb.spec.Key(time.UnixMilli(cur.periodStart))
+		set = append(set, bson.E{Key: fieldPast + "." + key, Value: cur.seq})
+		if past := cur.pastPeriods(); len(past) >= maxPastPeriods {
+			for _, p := range past[:len(past)-maxPastPeriods+1] {
+				unset = append(unset, bson.E{Key: fieldPast + "." + p.key, Value: ""})
+			}
+		}
+	}
+	update := bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: fieldForced, Value: int64(1)}}}}
+	if len(unset) > 0 {
+		update = append(update, bson.E{Key: "$unset", Value: unset})
+	}
+	return filter, update
 }
 
 // tookPeriodic reads doc, the document after a write that took n values of a
@@ -397,8 +460,9 @@ func (c *Counter) NextNumbered(ctx context.Context, name string, n int64) (Numbe
 // ErrInvalidMode, since it would number a period from 1 again under a key
 // already used. A new format alone keeps the period and the value. No period
 // continues from the value stored.
-// Set on a periodic sequence moves the value of the period stored, which may
-// already be over: the next value then starts a new period at 1.
+// Set on a periodic sequence sets the value of the current period: of the
+// one the setter's clock reads, or of a newer one stored. To continue a
+// numbering mid-period, set the period, then the value (PUT with both does).
 //
 // It returns ErrInvalidMode for a numbering that does not parse (the error
 // says what is wrong) and for a cached sequence: a period needs every value
@@ -443,7 +507,7 @@ func (c *Counter) SetNumbering(ctx context.Context, name string, nb Numbering) e
 			}
 		}
 		if !exists || cur.numbering.Period != want.stored.Period || cur.numbering.TimeZone != want.stored.TimeZone {
-			unset = append(unset, bson.E{Key: fieldPeriodStart, Value: ""}, bson.E{Key: fieldPast, Value: ""})
+			unset = append(unset, bson.E{Key: fieldPeriodStart, Value: ""}, bson.E{Key: fieldNext, Value: ""}, bson.E{Key: fieldPast, Value: ""})
 		}
 		update := bson.D{{Key: "$inc", Value: bson.D{{Key: fieldGen, Value: int64(1)}}}}
 		if len(set) > 0 {

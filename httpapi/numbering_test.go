@@ -92,6 +92,23 @@ func TestNumberedSequence(t *testing.T) {
 	}
 }
 
+// TestNumberingWithValue: a value PUT with a period is the current period's,
+// set after the numbering: an invoice numbering moved to seqd mid-year
+// continues where it was.
+func TestNumberingWithValue(t *testing.T) {
+	s := newServer(t, withAdmin(adminToken))
+	s.counter.SetClock(func() time.Time { return time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC) })
+	if got := decode[numberedSequence](t, s.put(t, "/seq/inv", `{"value":4211,"period":"year","format":"INV-{yyyy}-{seq:6}"}`), http.StatusOK); got.Value != 4211 {
+		t.Errorf("PUT answered %+v, want value 4211", got)
+	}
+	if got := callsOf(s.counter); !slices.Equal(got, []string{"setNumbering inv year ", "set inv 4211 false", "current inv"}) {
+		t.Errorf("calls %q, want the numbering, then the value", got)
+	}
+	if got := decode[numberedNext](t, s.get(t, "/seq/inv/next"), http.StatusOK); got.Value != 4212 || got.Formatted != "INV-2026-004212" {
+		t.Errorf("next = %+v, want INV-2026-004212", got)
+	}
+}
+
 // TestNumberingRefused: every bad period, zone and format is a 400 that names
 // what is wrong, and nothing reaches the sequencer.
 func TestNumberingRefused(t *testing.T) {

@@ -335,7 +335,9 @@ type moder interface {
 // is set, then a numbering of none, the mode, and any other numbering (so that
 // a sequence can leave its numbering and go cached in one request; one leaving
 // cached mode takes a numbering once its drain is over: invalid_mode before),
-// and the answer is the sequence as stored after them.
+// and the answer is the sequence as stored after them. A value given with a
+// period is set last, as the value of the current period
+// ({"period":"year","value":4211}: the next value is 4212 of this year).
 func putSequence(seqs sequencers) echo.HandlerFunc {
 	params := seqParams("force")
 	return func(c echo.Context) error {
@@ -364,7 +366,9 @@ func putSequence(seqs sequencers) echo.HandlerFunc {
 			return errorf("invalid_mode", "the %s strategy has no periods or formats: take numbered values with the counter strategy", seq.Strategy())
 		}
 		ctx := c.Request().Context()
-		if body.Value != nil {
+		// A value given with a period is the current period's: set after it.
+		valueLast := body.Numbering != nil && body.Numbering.Period != ""
+		if body.Value != nil && !valueLast {
 			if err := seq.Set(ctx, name, *body.Value, force); err != nil {
 				return err
 			}
@@ -382,6 +386,11 @@ func putSequence(seqs sequencers) echo.HandlerFunc {
 		}
 		if body.Numbering != nil && (body.Numbering.Period != "" || body.Numbering.Format != "") {
 			if err := nr.SetNumbering(ctx, name, *body.Numbering); err != nil {
+				return err
+			}
+		}
+		if body.Value != nil && valueLast {
+			if err := seq.Set(ctx, name, *body.Value, force); err != nil {
 				return err
 			}
 		}

@@ -76,3 +76,100 @@ func TestNumberingExhaustedPeriodEnds(t *testing.T) {
 		t.Errorf("in the next minute: %+v, %v; want a value of 2026-11-26T17:05", got, err)
 	}
 }
+
+// An instance whose clock has passed a period's start begins the new period
+// while instances whose clocks are still in the old one keep writing: the
+// old period's writers must not make every attempt of the new one fail.
+func TestNumberingNewPeriodWhileOthersWrite(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	t0 := time.Date(2026, 11, 26, 17, 4, 59, 0, time.UTC)
+	behind, ahead := newClock(t0), newClock(t0.Add(2*time.Second))
+	b := counters.NewCounter(db, counters.Options{Clock: behind.now, WritesInFlight: 4})
+	a := counters.NewCounter(db, ahead.opts())
+	if err := b.SetNumbering(ctx, "inv", counters.Numbering{Period: "minute"}); err != nil {
+		t.Fatal(err)
+	}
+	mustNumbered(t, b, "inv", 1, "2026-11-26T17:04")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := b.NextNumbered(ctx, "inv", 1); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	got, err := a.NextNumbered(ctx, "inv", 1)
+	after, errAfter := b.NextNumbered(ctx, "inv", 1) // begun after a's answer: periods never go back
+	close(stop)
+	wg.Wait()
+	if err != nil || got.Period != "2026-11-26T17:05" {
+		t.Errorf("the new minute's first value: %+v, %v; want a value of 2026-11-26T17:05", got, err)
+	}
+	if errAfter != nil || after.Period != "2026-11-26T17:05" || after.Last <= got.Last {
+		t.Errorf("a value taken by a clock in 17:04 after %+v: %+v, %v; want a later one of 17:05", got, after, errAfter)
+	}
+}
+
+// A value set on a periodic sequence is the current period's: set before its
+// first period began (PUT {"value":4211,"period":"year"} on a new name), it is
+// where that period continues; set when the stored period is over, it begins
+// the clock's at that value and keeps the old one's last value; within the
+// period, it moves the value up, and back only with force. Observed before:
+// the first is dropped in silence, the next value is INV-2026-000001.
+func TestNumberingSetBeforeFirstPeriod(t *testing.T) {
+	ctx := testContext(t)
+	clock := newClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC))
+	db := be.Database(t)
+	c := counters.NewCounter(db, clock.opts())
+	if err := c.SetNumbering(ctx, "inv", counters.Numbering{Period: "year", Format: "INV-{yyyy}-{seq:6}"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set(ctx, "inv", 4211, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustNumbered(t, c, "inv", 1, "2026"); got.Last != 4212 || got.Formatted != "INV-2026-004212" {
+		t.Errorf("after Set 4211 before the first period: %+v, want INV-2026-004212", got)
+	}
+	if err := c.Set(ctx, "inv", 4000, false); !errors.Is(err, counters.ErrBackwards) {
+		t.Errorf("Set 4000 at 4212 of 2026: %v, want ErrBackwards", err)
+	}
+	if err := c.Set(ctx, "inv", 5000, false); err != nil {
+		t.Fatal(err)
+	}
+	mustNumbered(t, c, "inv", 1, "2026")
+	if err := c.Set(ctx, "inv", 4500, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustNumbered(t, c, "inv", 1, "2026"); got.Last != 4501 {
+		t.Errorf("after a forced Set 4500: %+v, want 4501", got)
+	}
+	// 2027: a Set begins the clock's year at its value; 2026's last value stays.
+	clock.set(time.Date(2027, 1, 2, 0, 0, 0, 0, time.UTC))
+	if err := c.Set(ctx, "inv", 17, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustNumbered(t, c, "inv", 1, "2027"); got.Last != 18 {
+		t.Errorf("after Set 17 in 2027: %+v, want 18 of 2027", got)
+	}
+	if v, err := c.PeriodValue(ctx, "inv", "2026"); err != nil || v != 4501 {
+		t.Errorf("PeriodValue 2026 = %d, %v; want 4501", v, err)
+	}
+	// A clock behind the stored year sets the stored year's value: periods never go back.
+	behind := counters.NewCounter(db, newClock(time.Date(2026, 12, 31, 23, 0, 0, 0, time.UTC)).opts())
+	if err := behind.Set(ctx, "inv", 30, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustNumbered(t, c, "inv", 1, "2027"); got.Last != 31 {
+		t.Errorf("after Set 30 from a clock in 2026: %+v, want 31 of 2027", got)
+	}
+}

@@ -36,6 +36,11 @@ func TestShapeCounterDocuments(t *testing.T) {
 		{{Key: "_id", Value: "negative-int"}, {Key: "seq", Value: int32(-5)}},
 		{{Key: "_id", Value: "no-seq"}, {Key: "other", Value: 1}},
 		{{Key: "_id", Value: "string"}, {Key: "seq", Value: "12"}},
+		{{Key: "_id", Value: "period-start-string"}, {Key: "seq", Value: int64(3)}, {Key: "period", Value: "year"}, {Key: "periodStart", Value: "2026"}},
+		{{Key: "_id", Value: "next-period-double"}, {Key: "seq", Value: int64(3)}, {Key: "nextPeriodStart", Value: 1.5}},
+		{{Key: "_id", Value: "forced-string"}, {Key: "seq", Value: int64(3)}, {Key: "forced", Value: "x"}},
+		{{Key: "_id", Value: "periods-number"}, {Key: "seq", Value: int64(3)}, {Key: "period", Value: "year"}, {Key: "periods", Value: int64(5)}},
+		{{Key: "_id", Value: "next-period-string"}, {Key: "seq", Value: int64(3)}, {Key: "period", Value: "year"}, {Key: "nextPeriodStart", Value: "x"}},
 	}
 	good := []bson.D{
 		{{Key: "_id", Value: "int32"}, {Key: "seq", Value: int32(5)}},

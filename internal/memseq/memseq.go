@@ -260,7 +260,8 @@ func stored(name string, seq seqd.Sequence) counters.Sequence {
 	return seq
 }
 
-// Set moves name to value.
+// Set moves name to value: on a periodic sequence, the current period's value
+// (the clock's period, or a newer one stored), as the Counter's Set does.
 func (s *Sequencer) Set(ctx context.Context, name string, value int64, force bool) error {
 	if err := s.begin(ctx, Call{Op: "set", Name: name, Value: value, Force: force}); err != nil {
 		return err
@@ -273,6 +274,7 @@ func (s *Sequencer) Set(ctx context.Context, name string, value int64, force boo
 	if err := s.invalid(name); err != nil {
 		return err
 	}
+	s.advance(name) // a periodic sequence's value is the current period's
 	seq := s.seqs[name]
 	if cur := seq.Value; value < cur && !force {
 		return fmt.Errorf("memseq: set %q to %d: %w: at %d, asked for %d", name, value, counters.ErrBackwards, cur, value)
@@ -393,21 +395,7 @@ func (s *Sequencer) NextNumbered(ctx context.Context, name string, n int64) (cou
 		return counters.Numbered{}, fmt.Errorf("memseq: next %d of %q: %w", n, name, counters.ErrInvalidCount)
 	}
 	s.mu.Lock()
-	st := s.numbered[name]
-	if st != nil && st.spec.Unit != period.None {
-		clock := s.clock
-		if clock == nil {
-			clock = time.Now
-		}
-		if start := st.spec.Start(clock()); st.start.IsZero() || start.After(st.start) {
-			seq := s.seqs[name]
-			if !st.start.IsZero() {
-				st.past[seq.PeriodKey] = seq.Value
-			}
-			st.start, seq.Value, seq.PeriodKey = start, 0, st.spec.Key(start)
-			s.seqs[name] = seq
-		}
-	}
+	st := s.advance(name)
 	s.mu.Unlock()
 	r, err := s.reserve(name, n)
 	if err != nil || st == nil {
@@ -425,6 +413,30 @@ func (s *Sequencer) NextNumbered(ctx context.Context, name string, n int64) (cou
 		}
 	}
 	return out, nil
+}
+
+// advance begins the clock's period of name, if name has a period and the
+// clock's is newer than the stored one (or none began yet): the stored one's
+// last value is kept, and the new one counts from 0. It returns name's
+// numbering, nil for none. s.mu is held.
+func (s *Sequencer) advance(name string) *numbering {
+	st := s.numbered[name]
+	if st == nil || st.spec.Unit == period.None {
+		return st
+	}
+	clock := s.clock
+	if clock == nil {
+		clock = time.Now
+	}
+	if start := st.spec.Start(clock()); st.start.IsZero() || start.After(st.start) {
+		seq := s.seqs[name]
+		if !st.start.IsZero() {
+			st.past[seq.PeriodKey] = seq.Value
+		}
+		st.start, seq.Value, seq.PeriodKey = start, 0, st.spec.Key(start)
+		s.seqs[name] = seq
+	}
+	return st
 }
 
 // PeriodValue returns the last value of name in period key: the current
