@@ -3,13 +3,18 @@
 package integration
 
 import (
+	"context"
 	"errors"
 	"math"
 	"sync"
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/event"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
 	"github.com/seqd/seqd/counters"
+	"github.com/seqd/seqd/integration/backend"
 )
 
 // PeriodValue with an empty key names no period: before a periodic
@@ -171,5 +176,41 @@ func TestNumberingSetBeforeFirstPeriod(t *testing.T) {
 	}
 	if got := mustNumbered(t, c, "inv", 1, "2027"); got.Last != 31 {
 		t.Errorf("after Set 30 from a clock in 2026: %+v, want 31 of 2027", got)
+	}
+}
+
+// SetNumbering refuses another time zone once values of a period were handed
+// out, also when the first value is handed out between its read and its
+// write: the write must not match a document whose period has begun since.
+// Observed: the zone changes, the next value is INV-2026-000001 again.
+func TestNumberingZoneChangeRacingFirstValue(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	clock := newClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC))
+	a := counters.NewCounter(db, clock.opts())
+	inv := counters.Numbering{Period: "year", Format: "INV-{yyyy}-{seq:6}"}
+	if err := a.SetNumbering(ctx, "inv", inv); err != nil {
+		t.Fatal(err)
+	}
+	// b's SetNumbering reads the document before the first value, and a hands
+	// that value out just before b's write is sent.
+	var first counters.Numbered
+	var once sync.Once
+	hook := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		if e.CommandName == "findAndModify" {
+			once.Do(func() { first = mustNumbered(t, a, "inv", 1, "2026") })
+		}
+	}}
+	client := backend.Connect(t, options.Client().ApplyURI(be.URI).SetDirect(be.Direct).SetMonitor(hook))
+	b := counters.NewCounter(client.Database(db.Name()), clock.opts())
+	berlin := inv
+	berlin.TimeZone = "Europe/Berlin"
+	errZone := b.SetNumbering(ctx, "inv", berlin)
+	if first.Formatted != "INV-2026-000001" {
+		t.Fatalf("the first value: %+v, want INV-2026-000001 (the hook did not run before the write)", first)
+	}
+	next := mustNumbered(t, a, "inv", 1, "2026")
+	if errZone == nil || next.Formatted == first.Formatted {
+		t.Errorf("a new zone racing the first value: SetNumbering = %v, then %+v; want ErrInvalidMode and no number twice", errZone, next)
 	}
 }
