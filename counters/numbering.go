@@ -518,8 +518,14 @@ func (c *Counter) SetNumbering(ctx context.Context, name string, nb Numbering) e
 		if exists {
 			// The gen and mode as read: a concurrent SetMode to cached moves
 			// the gen, and this write then reads again and refuses.
+			// And the period as read: beginning one does not move the gen,
+			// and a period begun since would be numbered from 1 again.
+			begun := bson.D{{Key: fieldPeriodStart, Value: bson.D{{Key: "$exists", Value: false}}}}
+			if cur.hasStart {
+				begun = bson.D{{Key: fieldPeriodStart, Value: cur.periodStart}}
+			}
 			filter = counterFilter(name, math.MaxInt64, equalOrAbsent(fieldGen, cur.gen),
-				absentOr(fieldMode, bson.D{{Key: "$eq", Value: string(seqd.ModeStrict)}}))
+				absentOr(fieldMode, bson.D{{Key: "$eq", Value: string(seqd.ModeStrict)}}), begun)
 			if len(unset) > 0 {
 				update = append(update, bson.E{Key: "$unset", Value: unset})
 			}
