@@ -392,3 +392,23 @@ func TestNumberedAcrossMinutesConcurrently(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// NextN of a periodic sequence takes its values from the period the clock
+// reads, as the Counter's NextN does: the first value of a new minute is 1.
+// Observed: 3, the old minute's value continued.
+func TestNextNStartsEachPeriod(t *testing.T) {
+	ctx := context.Background()
+	s := memseq.New(counters.StrategyCounter)
+	now := time.Date(2026, 11, 26, 17, 4, 30, 0, time.UTC)
+	s.SetClock(func() time.Time { return now })
+	if err := s.SetNumbering(ctx, "m", counters.Numbering{Period: "minute"}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.NextN(ctx, "m", 2); err != nil || r.Last != 2 {
+		t.Fatalf("in 17:04: %v, %v; want 1 to 2", r, err)
+	}
+	now = now.Add(time.Minute)
+	if r, err := s.NextN(ctx, "m", 1); err != nil || r.Last != 1 {
+		t.Errorf("in 17:05: %v, %v; want 1", r, err)
+	}
+}
