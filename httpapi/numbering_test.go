@@ -86,8 +86,13 @@ func TestNumberedSequence(t *testing.T) {
 	wantError(t, s.get(t, "/seq/inv?period=2026-11&strategy=optimistic"), http.StatusBadRequest, "invalid_period")
 	wantError(t, s.get(t, "/seq/plain?period=2026-11"), http.StatusNotFound, "sequence_not_found")
 
-	// Numbering off, then cached: the numbering goes first.
-	if got := decode[numberedSequence](t, s.put(t, "/seq/inv", `{"mode":"cached","period":"none"}`), http.StatusOK); got.Mode != "cached" || got.Period != "" {
+	// Numbering off once values of a period were handed out: refused, as the
+	// Counter refuses it (a period would be numbered from 1 again).
+	wantError(t, s.put(t, "/seq/inv", `{"mode":"cached","period":"none"}`), http.StatusBadRequest, "invalid_mode")
+	// Numbering off, then cached, on a sequence that has handed out no value
+	// of a period: the numbering goes first.
+	s.put(t, "/seq/inv2", `{"period":"month"}`)
+	if got := decode[numberedSequence](t, s.put(t, "/seq/inv2", `{"mode":"cached","period":"none"}`), http.StatusOK); got.Mode != "cached" || got.Period != "" {
 		t.Errorf("PUT cached without a period = %+v", got)
 	}
 }
