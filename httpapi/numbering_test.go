@@ -114,6 +114,24 @@ func TestNumberingWithValue(t *testing.T) {
 	}
 }
 
+// TestNumberingRefusedChangesNothing: a PUT whose numbering is refused
+// changes nothing, the value it carries included. Observed: the forced value
+// 1 was set before the numbering was refused with 400, and the next value was
+// 2 again.
+func TestNumberingRefusedChangesNothing(t *testing.T) {
+	s := newServer(t, withAdmin(adminToken))
+	s.counter.SetClock(func() time.Time { return time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC) })
+	s.put(t, "/seq/inv", `{"period":"year","format":"INV-{yyyy}-{seq:6}"}`)
+	for range 3 {
+		s.get(t, "/seq/inv/next")
+	}
+	// The period left out is none: refused once values of 2026 were handed out.
+	wantError(t, s.put(t, "/seq/inv?force=true", `{"value":1,"format":"X-{seq}"}`), http.StatusBadRequest, "invalid_mode")
+	if got := decode[numberedNext](t, s.get(t, "/seq/inv/next"), http.StatusOK); got.Value != 4 || got.Formatted != "INV-2026-000004" {
+		t.Errorf("next after the refused PUT = %+v, want INV-2026-000004", got)
+	}
+}
+
 // TestNumberingRefused: every bad period, zone and format is a 400 that names
 // what is wrong, and nothing reaches the sequencer.
 func TestNumberingRefused(t *testing.T) {
