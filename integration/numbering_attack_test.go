@@ -5,7 +5,6 @@ package integration
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"sync"
 	"testing"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/seqd/seqd/counters"
 	"github.com/seqd/seqd/integration/backend"
-	"github.com/seqd/seqd/internal/history"
 )
 
 // PeriodValue with an empty key names no period: before a periodic
@@ -217,77 +215,45 @@ func TestNumberingZoneChangeRacingFirstValue(t *testing.T) {
 	}
 }
 
-// Three instances whose clocks disagree by up to 30 s cross minutes while
-// their callers write (coalesced, count up to 3, several writes in flight):
-// the history, each answer read as the pair (minute, value), is a
-// linearizable counter's, every minute's values start at 1 with no gap, and
-// every formatted value is its value in its minute.
-func TestNumberingDisagreeingClocksHistory(t *testing.T) {
+// A Set from an instance whose clock has passed a period's start begins that
+// period at its value while instances whose clocks are still in the old one
+// keep writing, as a value taken there does (TestNumberingNewPeriodWhileOthersWrite).
+// Observed: ErrContention, every write that begins the period missed.
+func TestNumberingSetNewPeriodWhileOthersWrite(t *testing.T) {
 	ctx := testContext(t)
 	db := be.Database(t)
-	t0 := time.Date(2026, 11, 26, 17, 0, 0, 0, time.UTC)
-	begun := time.Now()
-	const speed = 150 // simulated seconds per real second: a minute in 0.4 s
-	clock := func(offset time.Duration) func() time.Time {
-		return func() time.Time { return t0.Add(time.Since(begun)*speed + offset) }
-	}
-	var cs []*counters.Counter
-	for i, offset := range []time.Duration{-15 * time.Second, 0, 15 * time.Second} {
-		cs = append(cs, counters.NewCounter(db, counters.Options{Clock: clock(offset), WritesInFlight: 2 + i}))
-	}
-	if err := cs[0].SetNumbering(ctx, "m", counters.Numbering{Period: "minute", Format: "{HH}{mm}-{seq}"}); err != nil {
+	t0 := time.Date(2026, 11, 26, 17, 4, 59, 0, time.UTC)
+	behind, ahead := newClock(t0), newClock(t0.Add(2*time.Second))
+	b := counters.NewCounter(db, counters.Options{Clock: behind.now, WritesInFlight: 4})
+	a := counters.NewCounter(db, ahead.opts())
+	if err := b.SetNumbering(ctx, "inv", counters.Numbering{Period: "minute"}); err != nil {
 		t.Fatal(err)
 	}
-	var rec history.Recorder
-	var mu sync.Mutex
-	perMinute := map[string][]counters.Range{}
+	mustNumbered(t, b, "inv", 1, "2026-11-26T17:04")
+	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for i, c := range cs {
-		for g := range 6 {
-			wg.Go(func() {
-				client := fmt.Sprintf("instance-%d/%d", i, g)
-				for k := 0; time.Since(begun) < 3*time.Second; k++ {
-					n := int64(1 + k%3)
-					start := time.Now()
-					got, err := c.NextNumbered(ctx, "m", n)
-					end := time.Now()
-					if err != nil {
-						t.Errorf("%s: %v", client, err)
-						return
-					}
-					at, err := time.Parse("2006-01-02T15:04", got.Period)
-					if err != nil || got.Count() != n {
-						t.Errorf("%s: %+v: %v", client, got, err)
-						return
-					}
-					if want := fmt.Sprintf("%s-%d", at.Format("1504"), got.Last); got.Formatted != want {
-						t.Errorf("%s: %+v: formatted, want %s", client, got, want)
-					}
-					minute := int64(at.Sub(t0) / time.Minute)
-					rec.Add(history.Op{Client: client, Start: start, End: end, First: minute<<32 | got.First, Last: minute<<32 | got.Last})
-					mu.Lock()
-					perMinute[got.Period] = append(perMinute[got.Period], got.Range)
-					mu.Unlock()
+	for range 8 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
 				}
-			})
-		}
+				if _, err := b.NextNumbered(ctx, "inv", 1); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
 	}
+	err := a.Set(ctx, "inv", 100, false)
+	close(stop)
 	wg.Wait()
-	r := history.Check(rec.Ops(), history.Options{})
-	if r.Err() != nil {
-		t.Error(r)
+	if err != nil {
+		t.Errorf("Set 100 from a clock in 17:05: %v, want nil", err)
 	}
-	t.Logf("%d answers, %d values in %d minutes", r.Ops, r.Values, len(perMinute))
-	if len(perMinute) < 4 {
-		t.Errorf("values of %d minutes, want at least 4", len(perMinute))
-	}
-	for key, rs := range perMinute {
-		ops := make([]history.Op, len(rs))
-		for i, r := range rs {
-			ops[i] = history.Op{First: r.First, Last: r.Last, Start: begun, End: begun}
-		}
-		if r := history.Check(ops, history.Options{Contiguous: true}); r.Err() != nil || r.Min != 1 {
-			t.Errorf("minute %s: %v (from %d)", key, r, r.Min)
-		}
+	if got := mustNumbered(t, a, "inv", 1, "2026-11-26T17:05"); err == nil && got.Last <= 100 {
+		t.Errorf("after Set 100 in 17:05: %+v, want above 100", got)
 	}
 }
