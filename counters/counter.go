@@ -338,7 +338,16 @@ func (c *Counter) setPeriodic(ctx context.Context, name string, cur counterState
 		return false, fmt.Errorf("%w: a %s sequence with a period", ErrInvalidCounter, cur.mode)
 	}
 	start := nb.spec.Start(c.clock()).UnixMilli()
-	if cur.hasNext || !cur.hasStart || cur.periodStart < start {
+	if !cur.hasNext && cur.hasStart && cur.periodStart < start {
+		// Announce the clock's period first, as reservePeriodic does after a
+		// miss: instances still in the stored one keep moving its value, and
+		// the write that begins the new one matches only the value read.
+		if err := c.announce(ctx, name, cur, nb, start); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	if cur.hasNext || !cur.hasStart {
 		filter, update := beginPeriod(name, cur, nb, max(start, cur.nextStart), value)
 		r, err := c.coll.UpdateOne(ctx, filter, update)
 		if err != nil {

@@ -338,8 +338,7 @@ func (c *Counter) reservePeriodic(ctx context.Context, name string, n int64, nb 
 			continue // a newer period began since the write
 		case missed:
 			// Announce the clock's period; the next pass begins it.
-			filter := counterFilter(name, math.MaxInt64, append(same, equalOrAbsent(fieldPeriodStart, cur.periodStart), noNext)...)
-			if _, err := c.coll.UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: fieldNext, Value: start}}}}); err != nil {
+			if err := c.announce(ctx, name, cur, nb, start); err != nil {
 				return 0, err
 			}
 			continue
@@ -355,6 +354,16 @@ func (c *Counter) reservePeriodic(ctx context.Context, name string, n int64, nb 
 		missed = true
 	}
 	return 0, fmt.Errorf("%w: the period changed %d times during one write", ErrContention, maxPeriodTries)
+}
+
+// announce announces the period starting at start (ms) on name's document,
+// read as cur, if it is still in the period read and announces none: from
+// then on no write joins the stored period, and the next write of name begins
+// the announced one (reservePeriodic, setPeriodic).
+func (c *Counter) announce(ctx context.Context, name string, cur counterState, nb *numbered, start int64) error {
+	filter := counterFilter(name, math.MaxInt64, append(numberingFilter(nb), equalOrAbsent(fieldPeriodStart, cur.periodStart), noNext)...)
+	_, err := c.coll.UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: fieldNext, Value: start}}}})
+	return err
 }
 
 // noNext keeps a write that takes values of the stored period off a document
