@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -255,5 +256,37 @@ func TestNumberingSetNewPeriodWhileOthersWrite(t *testing.T) {
 	}
 	if got := mustNumbered(t, a, "inv", 1, "2026-11-26T17:05"); err == nil && got.Last <= 100 {
 		t.Errorf("after Set 100 in 17:05: %+v, want above 100", got)
+	}
+}
+
+// Moving an invoice numbering that stands at 4211 to seqd is one request,
+// PUT {"period":"year",…,"value":4211}, which sets the numbering, then the
+// value (httpapi's putSequence, as here). A value taken between the two is
+// formatted as a value of 2026 below 4212, a number the old system has
+// handed out already: no order of the PUT as one step gives it (before it,
+// the sequence had no period; after it, 2026 continues at 4212).
+// Observed: INV-2026-000001.
+func TestNumberingValueWithPeriodIsOneStep(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	clock := newClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC))
+	a := counters.NewCounter(db, clock.opts())
+	var between counters.Numbered
+	var writes atomic.Int64
+	hook := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		if e.CommandName == "findAndModify" && writes.Add(1) == 2 { // the Set's, after the SetNumbering's
+			between = mustNumbered(t, a, "inv", 1, "2026")
+		}
+	}}
+	client := backend.Connect(t, options.Client().ApplyURI(be.URI).SetDirect(be.Direct).SetMonitor(hook))
+	admin := counters.NewCounter(client.Database(db.Name()), clock.opts())
+	if err := admin.SetNumbering(ctx, "inv", counters.Numbering{Period: "year", Format: "INV-{yyyy}-{seq:6}"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Set(ctx, "inv", 4211, false); err != nil {
+		t.Fatal(err)
+	}
+	if between.Last != 0 && between.Last <= 4211 {
+		t.Errorf("a value taken during the PUT: %s, want none of 2026 below INV-2026-004212", between.Formatted)
 	}
 }
