@@ -331,8 +331,9 @@ func (c *Counter) set(ctx context.Context, name string, value int64, force bool)
 // or of the stored one if that is newer (periods never go back): a Set on a
 // yearly invoice sequence at 4211 in 2026 makes the next value 4212 of 2026,
 // whether or not 2026 had begun. Without force it refuses to move the stored
-// period's value back; a period that begins starts at value. It returns true
-// when the document changed since it was read.
+// period's value back; a period that begins starts at value, after an
+// announcement (see reservePeriodic) when an older one is stored. It returns
+// true when the document changed since it was read, or it announced.
 func (c *Counter) setPeriodic(ctx context.Context, name string, cur counterState, nb *numbered, value int64, force bool) (bool, error) {
 	if cur.draining || cur.mode != seqd.ModeStrict {
 		return false, fmt.Errorf("%w: a %s sequence with a period", ErrInvalidCounter, cur.mode)
