@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
@@ -288,5 +289,40 @@ func TestNumberingValueWithPeriodIsOneStep(t *testing.T) {
 	}
 	if between.Last != 0 && between.Last <= 4211 {
 		t.Errorf("a value taken during the PUT: %s, want none of 2026 below INV-2026-004212", between.Formatted)
+	}
+}
+
+// A Set from a clock in the stored period sets that period's value, also
+// while another instance's announcement of the next period is on the
+// document (left by an instance that stopped before beginning it): the
+// announced period is not stored, and begins at 1 with the next value.
+// Observed: the Set begins the announced minute at its value (no
+// ErrBackwards for 2 at 3; 17:05 starts at 11, and 17:04 ends at 3).
+func TestNumberingSetWhileAnnounced(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	t0 := time.Date(2026, 11, 26, 17, 4, 30, 0, time.UTC)
+	a := counters.NewCounter(db, newClock(t0).opts())
+	b := counters.NewCounter(db, newClock(t0.Add(time.Minute)).opts())
+	if err := a.SetNumbering(ctx, "inv", counters.Numbering{Period: "minute"}); err != nil {
+		t.Fatal(err)
+	}
+	mustNumbered(t, a, "inv", 3, "2026-11-26T17:04")
+	// The announcement an instance in 17:05 leaves when it stops after it.
+	next := time.Date(2026, 11, 26, 17, 5, 0, 0, time.UTC).UnixMilli()
+	if _, err := db.Collection(counters.CounterCollection).UpdateByID(ctx, "inv", bson.D{{Key: "$set", Value: bson.D{{Key: "nextPeriodStart", Value: next}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Set(ctx, "inv", 2, false); !errors.Is(err, counters.ErrBackwards) {
+		t.Errorf("Set 2 at 3 of 17:04, 17:05 announced: %v, want ErrBackwards", err)
+	}
+	if err := a.Set(ctx, "inv", 10, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustNumbered(t, b, "inv", 1, "2026-11-26T17:05"); got.Last != 1 {
+		t.Errorf("17:05's first value: %+v, want 1", got)
+	}
+	if v, err := a.PeriodValue(ctx, "inv", "2026-11-26T17:04"); err != nil || v != 10 {
+		t.Errorf("17:04's last value: %d, %v; want 10", v, err)
 	}
 }
