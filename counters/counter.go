@@ -348,7 +348,7 @@ func (c *Counter) setPeriodic(ctx context.Context, name string, cur counterState
 		}
 		return true, nil
 	}
-	if cur.hasNext || !cur.hasStart {
+	if !cur.hasStart || cur.periodStart < start {
 		filter, update := beginPeriod(name, cur, nb, max(start, cur.nextStart), value)
 		r, err := c.coll.UpdateOne(ctx, filter, update)
 		if err != nil {
@@ -356,7 +356,9 @@ func (c *Counter) setPeriodic(ctx context.Context, name string, cur counterState
 		}
 		return r.MatchedCount == 0, nil
 	}
-	filter := counterFilter(name, math.MaxInt64, append(numberingFilter(nb), bson.D{{Key: fieldPeriodStart, Value: cur.periodStart}}, noNext)...)
+	// The stored period, also if a newer one is announced: that one is not
+	// stored yet, and the write that begins it matches only the value read.
+	filter := counterFilter(name, math.MaxInt64, append(numberingFilter(nb), bson.D{{Key: fieldPeriodStart, Value: cur.periodStart}})...)
 	if force {
 		r, err := c.coll.UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: fieldSeq, Value: value}}}, {Key: "$inc", Value: bson.D{{Key: fieldForced, Value: int64(1)}}}})
 		if err != nil {

@@ -340,7 +340,8 @@
 // clock's or a newer one stored: a start at the value when the clock's period
 // is newer than the stored one (or none began yet), announced first when a
 // period is stored, so that instances still in it cannot starve the start;
-// else $max (or, forced, $set) of seq over the stored period. A SetNumbering
+// else $max (or, forced, $set) of seq over the stored period, also while a
+// newer one is announced (it is not stored yet). A SetNumbering
 // write matches only the period start it read, so that a period begun
 // meanwhile makes it read again, and refuse another period or time zone.
 //
