@@ -132,6 +132,26 @@ func TestNumberingRefusedChangesNothing(t *testing.T) {
 	}
 }
 
+// TestNumberingRefusedValueChangesNothing: a PUT whose value is refused (it
+// would move the period's value back) changes nothing, its numbering
+// included. Observed: 409 backwards, and the next value formatted with the
+// new format.
+func TestNumberingRefusedValueChangesNothing(t *testing.T) {
+	s := newServer(t, withAdmin(adminToken))
+	s.counter.SetClock(func() time.Time { return time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC) })
+	s.put(t, "/seq/inv", `{"period":"year","format":"A-{yyyy}-{seq}"}`)
+	for range 3 {
+		s.get(t, "/seq/inv/next")
+	}
+	rec := s.put(t, "/seq/inv", `{"value":1,"period":"year","format":"B-{yyyy}-{seq}"}`)
+	if rec.Code < 400 || rec.Code >= 500 {
+		t.Fatalf("PUT value 1 at 3: %d %s, want a 4xx", rec.Code, rec.Body)
+	}
+	if got := decode[numberedNext](t, s.get(t, "/seq/inv/next"), http.StatusOK); got.Formatted != "A-2026-4" {
+		t.Errorf("next after the refused PUT = %+v, want A-2026-4", got)
+	}
+}
+
 // TestNumberingRefused: every bad period, zone and format is a 400 that names
 // what is wrong, and nothing reaches the sequencer.
 func TestNumberingRefused(t *testing.T) {
