@@ -331,14 +331,24 @@ func (c *Counter) set(ctx context.Context, name string, value int64, force bool)
 // or of the stored one if that is newer (periods never go back): a Set on a
 // yearly invoice sequence at 4211 in 2026 makes the next value 4212 of 2026,
 // whether or not 2026 had begun. Without force it refuses to move the stored
-// period's value back; a period that begins starts at value. It returns true
-// when the document changed since it was read.
+// period's value back; a period that begins starts at value, after an
+// announcement (see reservePeriodic) when an older one is stored. It returns
+// true when the document changed since it was read, or it announced.
 func (c *Counter) setPeriodic(ctx context.Context, name string, cur counterState, nb *numbered, value int64, force bool) (bool, error) {
 	if cur.draining || cur.mode != seqd.ModeStrict {
 		return false, fmt.Errorf("%w: a %s sequence with a period", ErrInvalidCounter, cur.mode)
 	}
 	start := nb.spec.Start(c.clock()).UnixMilli()
-	if cur.hasNext || !cur.hasStart || cur.periodStart < start {
+	if !cur.hasNext && cur.hasStart && cur.periodStart < start {
+		// Announce the clock's period first, as reservePeriodic does after a
+		// miss: instances still in the stored one keep moving its value, and
+		// the write that begins the new one matches only the value read.
+		if err := c.announce(ctx, name, cur, nb, start); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	if !cur.hasStart || cur.periodStart < start {
 		filter, update := beginPeriod(name, cur, nb, max(start, cur.nextStart), value)
 		r, err := c.coll.UpdateOne(ctx, filter, update)
 		if err != nil {
@@ -346,7 +356,9 @@ func (c *Counter) setPeriodic(ctx context.Context, name string, cur counterState
 		}
 		return r.MatchedCount == 0, nil
 	}
-	filter := counterFilter(name, math.MaxInt64, append(numberingFilter(nb), bson.D{{Key: fieldPeriodStart, Value: cur.periodStart}}, noNext)...)
+	// The stored period, also if a newer one is announced: that one is not
+	// stored yet, and the write that begins it matches only the value read.
+	filter := counterFilter(name, math.MaxInt64, append(numberingFilter(nb), bson.D{{Key: fieldPeriodStart, Value: cur.periodStart}})...)
 	if force {
 		r, err := c.coll.UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: fieldSeq, Value: value}}}, {Key: "$inc", Value: bson.D{{Key: fieldForced, Value: int64(1)}}}})
 		if err != nil {

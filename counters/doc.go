@@ -338,8 +338,12 @@
 //
 // Set on a numbered sequence sets the value of the current period, the
 // clock's or a newer one stored: a start at the value when the clock's period
-// is newer than the stored one (or none began yet), else $max (or, forced,
-// $set) of seq over the stored period.
+// is newer than the stored one (or none began yet), announced first when a
+// period is stored, so that instances still in it cannot starve the start;
+// else $max (or, forced, $set) of seq over the stored period, also while a
+// newer one is announced (it is not stored yet). A SetNumbering
+// write matches only the period start it read, so that a period begun
+// meanwhile makes it read again, and refuse another period or time zone.
 //
 // The last values of the latest 32 finished periods stay in the document
 // (periods), for PeriodValue and GET /seq/{name}?period=KEY. Once values of

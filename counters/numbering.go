@@ -338,8 +338,7 @@ func (c *Counter) reservePeriodic(ctx context.Context, name string, n int64, nb 
 			continue // a newer period began since the write
 		case missed:
 			// Announce the clock's period; the next pass begins it.
-			filter := counterFilter(name, math.MaxInt64, append(same, equalOrAbsent(fieldPeriodStart, cur.periodStart), noNext)...)
-			if _, err := c.coll.UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: fieldNext, Value: start}}}}); err != nil {
+			if err := c.announce(ctx, name, cur, nb, start); err != nil {
 				return 0, err
 			}
 			continue
@@ -355,6 +354,16 @@ func (c *Counter) reservePeriodic(ctx context.Context, name string, n int64, nb 
 		missed = true
 	}
 	return 0, fmt.Errorf("%w: the period changed %d times during one write", ErrContention, maxPeriodTries)
+}
+
+// announce announces the period starting at start (ms) on name's document,
+// read as cur, if it is still in the period read and announces none: from
+// then on no write joins the stored period, and the next write of name begins
+// the announced one (reservePeriodic, setPeriodic).
+func (c *Counter) announce(ctx context.Context, name string, cur counterState, nb *numbered, start int64) error {
+	filter := counterFilter(name, math.MaxInt64, append(numberingFilter(nb), equalOrAbsent(fieldPeriodStart, cur.periodStart), noNext)...)
+	_, err := c.coll.UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: fieldNext, Value: start}}}})
+	return err
 }
 
 // noNext keeps a write that takes values of the stored period off a document
@@ -518,8 +527,14 @@ func (c *Counter) SetNumbering(ctx context.Context, name string, nb Numbering) e
 		if exists {
 			// The gen and mode as read: a concurrent SetMode to cached moves
 			// the gen, and this write then reads again and refuses.
+			// And the period as read: beginning one does not move the gen,
+			// and a period begun since would be numbered from 1 again.
+			begun := bson.D{{Key: fieldPeriodStart, Value: bson.D{{Key: "$exists", Value: false}}}}
+			if cur.hasStart {
+				begun = bson.D{{Key: fieldPeriodStart, Value: cur.periodStart}}
+			}
 			filter = counterFilter(name, math.MaxInt64, equalOrAbsent(fieldGen, cur.gen),
-				absentOr(fieldMode, bson.D{{Key: "$eq", Value: string(seqd.ModeStrict)}}))
+				absentOr(fieldMode, bson.D{{Key: "$eq", Value: string(seqd.ModeStrict)}}), begun)
 			if len(unset) > 0 {
 				update = append(update, bson.E{Key: "$unset", Value: unset})
 			}

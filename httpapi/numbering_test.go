@@ -86,8 +86,13 @@ func TestNumberedSequence(t *testing.T) {
 	wantError(t, s.get(t, "/seq/inv?period=2026-11&strategy=optimistic"), http.StatusBadRequest, "invalid_period")
 	wantError(t, s.get(t, "/seq/plain?period=2026-11"), http.StatusNotFound, "sequence_not_found")
 
-	// Numbering off, then cached: the numbering goes first.
-	if got := decode[numberedSequence](t, s.put(t, "/seq/inv", `{"mode":"cached","period":"none"}`), http.StatusOK); got.Mode != "cached" || got.Period != "" {
+	// Numbering off once values of a period were handed out: refused, as the
+	// Counter refuses it (a period would be numbered from 1 again).
+	wantError(t, s.put(t, "/seq/inv", `{"mode":"cached","period":"none"}`), http.StatusBadRequest, "invalid_mode")
+	// Numbering off, then cached, on a sequence that has handed out no value
+	// of a period: the numbering goes first.
+	s.put(t, "/seq/inv2", `{"period":"month"}`)
+	if got := decode[numberedSequence](t, s.put(t, "/seq/inv2", `{"mode":"cached","period":"none"}`), http.StatusOK); got.Mode != "cached" || got.Period != "" {
 		t.Errorf("PUT cached without a period = %+v", got)
 	}
 }
@@ -106,6 +111,44 @@ func TestNumberingWithValue(t *testing.T) {
 	}
 	if got := decode[numberedNext](t, s.get(t, "/seq/inv/next"), http.StatusOK); got.Value != 4212 || got.Formatted != "INV-2026-004212" {
 		t.Errorf("next = %+v, want INV-2026-004212", got)
+	}
+}
+
+// TestNumberingRefusedChangesNothing: a PUT whose numbering is refused
+// changes nothing, the value it carries included. Observed: the forced value
+// 1 was set before the numbering was refused with 400, and the next value was
+// 2 again.
+func TestNumberingRefusedChangesNothing(t *testing.T) {
+	s := newServer(t, withAdmin(adminToken))
+	s.counter.SetClock(func() time.Time { return time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC) })
+	s.put(t, "/seq/inv", `{"period":"year","format":"INV-{yyyy}-{seq:6}"}`)
+	for range 3 {
+		s.get(t, "/seq/inv/next")
+	}
+	// The period left out is none: refused once values of 2026 were handed out.
+	wantError(t, s.put(t, "/seq/inv?force=true", `{"value":1,"format":"X-{seq}"}`), http.StatusBadRequest, "invalid_mode")
+	if got := decode[numberedNext](t, s.get(t, "/seq/inv/next"), http.StatusOK); got.Value != 4 || got.Formatted != "INV-2026-000004" {
+		t.Errorf("next after the refused PUT = %+v, want INV-2026-000004", got)
+	}
+}
+
+// TestNumberingRefusedValueChangesNothing: a PUT whose value is refused (it
+// would move the period's value back) changes nothing, its numbering
+// included. Observed: 409 backwards, and the next value formatted with the
+// new format.
+func TestNumberingRefusedValueChangesNothing(t *testing.T) {
+	s := newServer(t, withAdmin(adminToken))
+	s.counter.SetClock(func() time.Time { return time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC) })
+	s.put(t, "/seq/inv", `{"period":"year","format":"A-{yyyy}-{seq}"}`)
+	for range 3 {
+		s.get(t, "/seq/inv/next")
+	}
+	rec := s.put(t, "/seq/inv", `{"value":1,"period":"year","format":"B-{yyyy}-{seq}"}`)
+	if rec.Code < 400 || rec.Code >= 500 {
+		t.Fatalf("PUT value 1 at 3: %d %s, want a 4xx", rec.Code, rec.Body)
+	}
+	if got := decode[numberedNext](t, s.get(t, "/seq/inv/next"), http.StatusOK); got.Formatted != "A-2026-4" {
+		t.Errorf("next after the refused PUT = %+v, want A-2026-4", got)
 	}
 }
 

@@ -367,7 +367,9 @@ func putSequence(seqs sequencers) echo.HandlerFunc {
 		}
 		ctx := c.Request().Context()
 		// A value given with a period is the current period's: set after it.
-		valueLast := body.Numbering != nil && body.Numbering.Period != ""
+		// Given with a numbering and no mode, it is set after the numbering
+		// too, which SetNumbering may refuse: a refused PUT changes nothing.
+		valueLast := body.Numbering != nil && (body.Numbering.Period != "" || body.Mode == "")
 		if body.Value != nil && !valueLast {
 			if err := seq.Set(ctx, name, *body.Value, force); err != nil {
 				return err

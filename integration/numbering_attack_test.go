@@ -3,13 +3,20 @@
 package integration
 
 import (
+	"context"
 	"errors"
 	"math"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
 	"github.com/seqd/seqd/counters"
+	"github.com/seqd/seqd/integration/backend"
 )
 
 // PeriodValue with an empty key names no period: before a periodic
@@ -171,5 +178,151 @@ func TestNumberingSetBeforeFirstPeriod(t *testing.T) {
 	}
 	if got := mustNumbered(t, c, "inv", 1, "2027"); got.Last != 31 {
 		t.Errorf("after Set 30 from a clock in 2026: %+v, want 31 of 2027", got)
+	}
+}
+
+// SetNumbering refuses another time zone once values of a period were handed
+// out, also when the first value is handed out between its read and its
+// write: the write must not match a document whose period has begun since.
+// Observed: the zone changes, the next value is INV-2026-000001 again.
+func TestNumberingZoneChangeRacingFirstValue(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	clock := newClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC))
+	a := counters.NewCounter(db, clock.opts())
+	inv := counters.Numbering{Period: "year", Format: "INV-{yyyy}-{seq:6}"}
+	if err := a.SetNumbering(ctx, "inv", inv); err != nil {
+		t.Fatal(err)
+	}
+	// b's SetNumbering reads the document before the first value, and a hands
+	// that value out just before b's write is sent.
+	var first counters.Numbered
+	var once sync.Once
+	hook := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		if e.CommandName == "findAndModify" {
+			once.Do(func() { first = mustNumbered(t, a, "inv", 1, "2026") })
+		}
+	}}
+	client := backend.Connect(t, options.Client().ApplyURI(be.URI).SetDirect(be.Direct).SetMonitor(hook))
+	b := counters.NewCounter(client.Database(db.Name()), clock.opts())
+	berlin := inv
+	berlin.TimeZone = "Europe/Berlin"
+	errZone := b.SetNumbering(ctx, "inv", berlin)
+	if first.Formatted != "INV-2026-000001" {
+		t.Fatalf("the first value: %+v, want INV-2026-000001 (the hook did not run before the write)", first)
+	}
+	next := mustNumbered(t, a, "inv", 1, "2026")
+	if errZone == nil || next.Formatted == first.Formatted {
+		t.Errorf("a new zone racing the first value: SetNumbering = %v, then %+v; want ErrInvalidMode and no number twice", errZone, next)
+	}
+}
+
+// A Set from an instance whose clock has passed a period's start begins that
+// period at its value while instances whose clocks are still in the old one
+// keep writing, as a value taken there does (TestNumberingNewPeriodWhileOthersWrite).
+// Observed: ErrContention, every write that begins the period missed.
+func TestNumberingSetNewPeriodWhileOthersWrite(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	t0 := time.Date(2026, 11, 26, 17, 4, 59, 0, time.UTC)
+	behind, ahead := newClock(t0), newClock(t0.Add(2*time.Second))
+	b := counters.NewCounter(db, counters.Options{Clock: behind.now, WritesInFlight: 4})
+	a := counters.NewCounter(db, ahead.opts())
+	if err := b.SetNumbering(ctx, "inv", counters.Numbering{Period: "minute"}); err != nil {
+		t.Fatal(err)
+	}
+	mustNumbered(t, b, "inv", 1, "2026-11-26T17:04")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := b.NextNumbered(ctx, "inv", 1); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	err := a.Set(ctx, "inv", 100, false)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Errorf("Set 100 from a clock in 17:05: %v, want nil", err)
+	}
+	if got := mustNumbered(t, a, "inv", 1, "2026-11-26T17:05"); err == nil && got.Last <= 100 {
+		t.Errorf("after Set 100 in 17:05: %+v, want above 100", got)
+	}
+}
+
+// Moving an invoice numbering that stands at 4211 to seqd is one request,
+// PUT {"period":"year",…,"value":4211}, which sets the numbering, then the
+// value (httpapi's putSequence, as here). A value taken between the two is
+// formatted as a value of 2026 below 4212, a number the old system has
+// handed out already: no order of the PUT as one step gives it (before it,
+// the sequence had no period; after it, 2026 continues at 4212).
+// Observed: INV-2026-000001.
+func TestNumberingValueWithPeriodIsOneStep(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	clock := newClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC))
+	a := counters.NewCounter(db, clock.opts())
+	var between counters.Numbered
+	var writes atomic.Int64
+	hook := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		if e.CommandName == "findAndModify" && writes.Add(1) == 2 { // the Set's, after the SetNumbering's
+			between = mustNumbered(t, a, "inv", 1, "2026")
+		}
+	}}
+	client := backend.Connect(t, options.Client().ApplyURI(be.URI).SetDirect(be.Direct).SetMonitor(hook))
+	admin := counters.NewCounter(client.Database(db.Name()), clock.opts())
+	if err := admin.SetNumbering(ctx, "inv", counters.Numbering{Period: "year", Format: "INV-{yyyy}-{seq:6}"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Set(ctx, "inv", 4211, false); err != nil {
+		t.Fatal(err)
+	}
+	if between.Last != 0 && between.Last <= 4211 {
+		t.Errorf("a value taken during the PUT: %s, want none of 2026 below INV-2026-004212", between.Formatted)
+	}
+}
+
+// A Set from a clock in the stored period sets that period's value, also
+// while another instance's announcement of the next period is on the
+// document (left by an instance that stopped before beginning it): the
+// announced period is not stored, and begins at 1 with the next value.
+// Observed: the Set begins the announced minute at its value (no
+// ErrBackwards for 2 at 3; 17:05 starts at 11, and 17:04 ends at 3).
+func TestNumberingSetWhileAnnounced(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	t0 := time.Date(2026, 11, 26, 17, 4, 30, 0, time.UTC)
+	a := counters.NewCounter(db, newClock(t0).opts())
+	b := counters.NewCounter(db, newClock(t0.Add(time.Minute)).opts())
+	if err := a.SetNumbering(ctx, "inv", counters.Numbering{Period: "minute"}); err != nil {
+		t.Fatal(err)
+	}
+	mustNumbered(t, a, "inv", 3, "2026-11-26T17:04")
+	// The announcement an instance in 17:05 leaves when it stops after it.
+	next := time.Date(2026, 11, 26, 17, 5, 0, 0, time.UTC).UnixMilli()
+	if _, err := db.Collection(counters.CounterCollection).UpdateByID(ctx, "inv", bson.D{{Key: "$set", Value: bson.D{{Key: "nextPeriodStart", Value: next}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Set(ctx, "inv", 2, false); !errors.Is(err, counters.ErrBackwards) {
+		t.Errorf("Set 2 at 3 of 17:04, 17:05 announced: %v, want ErrBackwards", err)
+	}
+	if err := a.Set(ctx, "inv", 10, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustNumbered(t, b, "inv", 1, "2026-11-26T17:05"); got.Last != 1 {
+		t.Errorf("17:05's first value: %+v, want 1", got)
+	}
+	if v, err := a.PeriodValue(ctx, "inv", "2026-11-26T17:04"); err != nil || v != 10 {
+		t.Errorf("17:04's last value: %d, %v; want 10", v, err)
 	}
 }

@@ -211,23 +211,31 @@ func (s *Sequencer) NextN(ctx context.Context, name string, n int64) (counters.R
 	if n < 1 || (n > 1 && !s.batches) {
 		return counters.Range{}, fmt.Errorf("memseq: next %d of %q: %w", n, name, counters.ErrInvalidCount)
 	}
-	return s.reserve(name, n)
+	r, _, err := s.reserve(name, n)
+	return r, err
 }
 
-func (s *Sequencer) reserve(name string, n int64) (counters.Range, error) {
+// reserve takes n values of name: of the clock's period, or of the newer one
+// stored, for a periodic sequence (advance). It returns them and, for a
+// numbered sequence, its numbering as they were taken (nil for none).
+func (s *Sequencer) reserve(name string, n int64) (counters.Range, *numbering, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.invalid(name); err != nil {
-		return counters.Range{}, err
+		return counters.Range{}, nil, err
+	}
+	var nb *numbering
+	if st := s.advance(name); st != nil {
+		nb = &numbering{spec: st.spec, format: st.format, formatted: s.seqs[name].Format != "", start: st.start}
 	}
 	seq := s.seqs[name]
 	last := seq.Value
 	if last > math.MaxInt64-n {
-		return counters.Range{}, fmt.Errorf("memseq: next %q: %w", name, counters.ErrExhausted)
+		return counters.Range{}, nil, fmt.Errorf("memseq: next %q: %w", name, counters.ErrExhausted)
 	}
 	seq.Name, seq.Value = name, last+n
 	s.seqs[name] = seq
-	return counters.Range{First: last + 1, Last: last + n}, nil
+	return counters.Range{First: last + 1, Last: last + n}, nb, nil
 }
 
 // Current returns the last value handed out of name.
@@ -329,10 +337,11 @@ func (s *Sequencer) List(ctx context.Context, opts counters.ListOptions) (counte
 
 // numbering is a numbered sequence's state beside its seqd.Sequence.
 type numbering struct {
-	spec   period.Spec
-	format period.Format
-	start  time.Time // of the period Value counts in; zero before the first value
-	past   map[string]int64
+	spec      period.Spec
+	format    period.Format
+	formatted bool      // in reserve's copy: the sequence has a format
+	start     time.Time // of the period Value counts in; zero before the first value
+	past      map[string]int64
 }
 
 // SetClock sets the clock NextNumbered reads the period from; nil is time.Now.
@@ -344,7 +353,8 @@ func (s *Sequencer) SetClock(clock func() time.Time) {
 
 // SetNumbering sets name's period, time zone and format as the Counter's
 // does, creating it at 0 if new: a new period or zone restarts at 1 with the
-// next value. It refuses what counters.Numbering.Check refuses, a numbering
+// next value, and once values of a period were handed out it is refused with
+// ErrInvalidMode (a new format alone is taken). It refuses what counters.Numbering.Check refuses, a numbering
 // of a cached sequence, and any on the optimistic strategy, with
 // ErrInvalidMode.
 func (s *Sequencer) SetNumbering(ctx context.Context, name string, nb counters.Numbering) error {
@@ -372,6 +382,9 @@ func (s *Sequencer) SetNumbering(ctx context.Context, name string, nb counters.N
 		nb.TimeZone = ""
 	}
 	st := s.numbered[name]
+	if st != nil && !st.start.IsZero() && (seq.Period != nb.Period || seq.TimeZone != nb.TimeZone) {
+		return fmt.Errorf("memseq: set numbering of %q: %w: values of period %s were handed out", name, counters.ErrInvalidMode, seq.PeriodKey)
+	}
 	if st == nil || seq.Period != nb.Period || seq.TimeZone != nb.TimeZone {
 		st = &numbering{past: map[string]int64{}}
 		seq.PeriodKey = ""
@@ -394,10 +407,7 @@ func (s *Sequencer) NextNumbered(ctx context.Context, name string, n int64) (cou
 	if n < 1 {
 		return counters.Numbered{}, fmt.Errorf("memseq: next %d of %q: %w", n, name, counters.ErrInvalidCount)
 	}
-	s.mu.Lock()
-	st := s.advance(name)
-	s.mu.Unlock()
-	r, err := s.reserve(name, n)
+	r, st, err := s.reserve(name, n)
 	if err != nil || st == nil {
 		return counters.Numbered{Range: r}, err
 	}
@@ -406,7 +416,7 @@ func (s *Sequencer) NextNumbered(ctx context.Context, name string, n int64) (cou
 	if st.spec.Unit != period.None {
 		out.Period = st.spec.Key(start)
 	}
-	if s.seqs[name].Format != "" {
+	if st.formatted {
 		out.Formatted = st.format.Apply(r.Last, start)
 		if r.First != r.Last {
 			out.FormattedFirst = st.format.Apply(r.First, start)

@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -319,5 +321,94 @@ func TestListPages(t *testing.T) {
 		if _, err := s.List(ctx, opts); err == nil {
 			t.Errorf("List(%+v) = nil error", opts)
 		}
+	}
+}
+
+// Once values of a period were handed out, SetNumbering refuses another
+// period or time zone (or none) with ErrInvalidMode, as the Counter's does: a
+// new one would number its period from 1 again. A new format alone is taken.
+// Observed: every change taken, the next value 1 again.
+func TestNumberingChangeRefused(t *testing.T) {
+	ctx := context.Background()
+	s := memseq.New(counters.StrategyCounter)
+	s.SetClock(func() time.Time { return time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC) })
+	year := counters.Numbering{Period: "year", Format: "INV-{yyyy}-{seq:6}"}
+	if err := s.SetNumbering(ctx, "inv", year); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.NextNumbered(ctx, "inv", 1); err != nil || got.Formatted != "INV-2026-000001" {
+		t.Fatalf("first value: %+v, %v", got, err)
+	}
+	for _, nb := range []counters.Numbering{
+		{Period: "month", Format: year.Format},
+		{Period: "year", TimeZone: "Europe/Berlin", Format: year.Format},
+		{Period: "none"},
+	} {
+		if err := s.SetNumbering(ctx, "inv", nb); !errors.Is(err, counters.ErrInvalidMode) {
+			t.Errorf("SetNumbering %+v after a value: %v, want ErrInvalidMode", nb, err)
+		}
+	}
+	if err := s.SetNumbering(ctx, "inv", counters.Numbering{Period: "year", Format: "R-{yyyy}-{seq}"}); err != nil {
+		t.Errorf("a new format alone: %v", err)
+	}
+	if got, err := s.NextNumbered(ctx, "inv", 1); err != nil || got.Formatted != "R-2026-2" {
+		t.Errorf("after a new format: %+v, %v; want R-2026-2", got, err)
+	}
+}
+
+// Callers of NextNumbered while the clock crosses minutes get each (period,
+// value) once, labelled with the period their values were taken in.
+// Observed: a data race on the period's start, read after the lock is left.
+func TestNumberedAcrossMinutesConcurrently(t *testing.T) {
+	ctx := context.Background()
+	s := memseq.New(counters.StrategyCounter)
+	t0 := time.Date(2026, 11, 26, 17, 0, 0, 0, time.UTC)
+	var calls atomic.Int64
+	s.SetClock(func() time.Time { return t0.Add(time.Duration(calls.Add(1)/20) * time.Minute) })
+	if err := s.SetNumbering(ctx, "m", counters.Numbering{Period: "minute", Format: "{HH}{mm}-{seq}"}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				got, err := s.NextNumbered(ctx, "m", 2)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				for _, f := range []string{got.FormattedFirst, got.Formatted} {
+					if seen[f] {
+						t.Errorf("%s handed out twice (%+v)", f, got)
+					}
+					seen[f] = true
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// NextN of a periodic sequence takes its values from the period the clock
+// reads, as the Counter's NextN does: the first value of a new minute is 1.
+// Observed: 3, the old minute's value continued.
+func TestNextNStartsEachPeriod(t *testing.T) {
+	ctx := context.Background()
+	s := memseq.New(counters.StrategyCounter)
+	now := time.Date(2026, 11, 26, 17, 4, 30, 0, time.UTC)
+	s.SetClock(func() time.Time { return now })
+	if err := s.SetNumbering(ctx, "m", counters.Numbering{Period: "minute"}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.NextN(ctx, "m", 2); err != nil || r.Last != 2 {
+		t.Fatalf("in 17:04: %v, %v; want 1 to 2", r, err)
+	}
+	now = now.Add(time.Minute)
+	if r, err := s.NextN(ctx, "m", 1); err != nil || r.Last != 1 {
+		t.Errorf("in 17:05: %v, %v; want 1", r, err)
 	}
 }
