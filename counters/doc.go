@@ -36,6 +36,7 @@
 //	s.List(ctx, opts) (Page, error)             a page of sequences by name: ListOptions{Prefix, After, Limit}
 //	c.SetMode(ctx, name, mode, min, max) error  strict or cached, with cached blocks' bounds (0, 0: Options.Blocks')
 //	c.SetNumbering(ctx, name, nb) error         a period, time zone and format: Numbering{"year", "Europe/Berlin", "INV-{yyyy}-{seq:6}"}
+//	c.SetNumberingValue(ctx, name, nb, v, force) error  the numbering and a value in one write (the current period's value)
 //	c.NextNumbered(ctx, name, n) (Numbered, error)  NextN's values, their period's key and their formatted text
 //	c.PeriodValue(ctx, name, key) (int64, error)    the last value of a period: the current one, or one of the latest 32
 //	c.BlockStatus(name) (blocks.Status, bool)   this process's blocks for name, in cached mode
@@ -344,6 +345,11 @@
 // newer one is announced (it is not stored yet). A SetNumbering
 // write matches only the period start it read, so that a period begun
 // meanwhile makes it read again, and refuse another period or time zone.
+//
+// SetNumberingValue sets a numbering and a value in SetNumbering's one write
+// (its filter also matches the seq read): moving a numbering that stands at
+// 4211 this year to seqd hands out no number between the two, and a value
+// refused leaves the numbering as it was.
 //
 // The last values of the latest 32 finished periods stay in the document
 // (periods), for PeriodValue and GET /seq/{name}?period=KEY. Once values of

@@ -408,8 +408,20 @@ func beginPeriod(name string, cur counterState, nb *numbered, start, value int64
 		equalOrAbsent(fieldPeriodStart, cur.periodStart),
 		equalOrAbsent(fieldNext, cur.nextStart),
 		bson.D{{Key: fieldSeq, Value: cur.seq}})...)
-	set := bson.D{{Key: fieldSeq, Value: value}, {Key: fieldPeriodStart, Value: start}}
-	var unset bson.D
+	set, unset := periodFields(cur, nb, start, value)
+	update := bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: fieldForced, Value: int64(1)}}}}
+	if len(unset) > 0 {
+		update = append(update, bson.E{Key: "$unset", Value: unset})
+	}
+	return filter, update
+}
+
+// periodFields returns the fields that begin the period starting at start
+// (ms) with seq at value over cur: the period start and value, the last value
+// of the period that ends (if one was stored), no announcement, and at most
+// the latest 32 finished periods.
+func periodFields(cur counterState, nb *numbered, start, value int64) (set, unset bson.D) {
+	set = bson.D{{Key: fieldSeq, Value: value}, {Key: fieldPeriodStart, Value: start}}
 	if cur.hasNext {
 		unset = append(unset, bson.E{Key: fieldNext, Value: ""})
 	}
@@ -422,11 +434,7 @@ func beginPeriod(name string, cur counterState, nb *numbered, start, value int64
 			}
 		}
 	}
-	update := bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: fieldForced, Value: int64(1)}}}}
-	if len(unset) > 0 {
-		update = append(update, bson.E{Key: "$unset", Value: unset})
-	}
-	return filter, update
+	return set, unset
 }
 
 // tookPeriodic reads doc, the document after a write that took n values of a
@@ -478,6 +486,29 @@ func (c *Counter) NextNumbered(ctx context.Context, name string, n int64) (Numbe
 // to come from a write to the store, so that no instance answers a period
 // older than one another instance has begun. Optimistic has no numbering.
 func (c *Counter) SetNumbering(ctx context.Context, name string, nb Numbering) error {
+	return c.setNumbering(ctx, name, nb, nil)
+}
+
+// SetNumberingValue is SetNumbering and Set in one write: name's numbering
+// becomes nb and its value value, which is, with a period, the value of the
+// current period under nb (as Set takes it). Moving an invoice numbering that
+// stands at 4211 this year to seqd is one call, and no value is taken between
+// the numbering and the value: none is INV-2026-000001. Without force it
+// refuses to move a value back (ErrBackwards) and changes nothing.
+func (c *Counter) SetNumberingValue(ctx context.Context, name string, nb Numbering, value int64, force bool) error {
+	if err := checkSet(name, value); err != nil {
+		return err
+	}
+	return c.setNumbering(ctx, name, nb, &valueSet{value: value, force: force})
+}
+
+// valueSet is the value a SetNumberingValue write sets.
+type valueSet struct {
+	value int64
+	force bool
+}
+
+func (c *Counter) setNumbering(ctx context.Context, name string, nb Numbering, v *valueSet) error {
 	if !ValidName(name) {
 		return invalidName("set numbering", name)
 	}
@@ -500,9 +531,11 @@ func (c *Counter) SetNumbering(ctx context.Context, name string, nb Numbering) e
 		if exists && want.stored != (Numbering{}) && (cur.mode == seqd.ModeCached || cur.draining) {
 			return false, fmt.Errorf("%w: a cached sequence has no period or format (its instances hand out blocks with no order between them): set mode strict first", ErrInvalidMode)
 		}
+		// kept: the period and zone stay, and so does the period stored.
+		kept := exists && cur.numbering.Period == want.stored.Period && cur.numbering.TimeZone == want.stored.TimeZone
 		// Another period or zone would start the clock's period again at 1,
 		// under a key that may be one already handed out: numbers would repeat.
-		if exists && cur.hasStart && (cur.numbering.Period != want.stored.Period || cur.numbering.TimeZone != want.stored.TimeZone) {
+		if exists && cur.hasStart && !kept {
 			return false, fmt.Errorf("%w: the period and time zone of a sequence that has handed out values of a period stay as they are (another would number a period again from 1); a new format alone may change, or take a new name", ErrInvalidMode)
 		}
 		var set, unset bson.D
@@ -515,10 +548,29 @@ func (c *Counter) SetNumbering(ctx context.Context, name string, nb Numbering) e
 				set = append(set, bson.E{Key: f.field, Value: f.v})
 			}
 		}
-		if !exists || cur.numbering.Period != want.stored.Period || cur.numbering.TimeZone != want.stored.TimeZone {
-			unset = append(unset, bson.E{Key: fieldPeriodStart, Value: ""}, bson.E{Key: fieldNext, Value: ""}, bson.E{Key: fieldPast, Value: ""})
+		inc := bson.D{{Key: fieldGen, Value: int64(1)}}
+		var also []bson.D // more conditions on the document as read
+		if v != nil {
+			vset, vunset, forced, err := c.numberingValue(cur, exists, kept, want, v)
+			if err != nil {
+				return false, err
+			}
+			set, unset = append(set, vset...), append(unset, vunset...)
+			if forced {
+				inc = append(inc, bson.E{Key: fieldForced, Value: int64(1)})
+			}
+			if exists {
+				also = append(also, bson.D{{Key: fieldSeq, Value: cur.seq}}, equalOrAbsent(fieldNext, cur.nextStart))
+			}
 		}
-		update := bson.D{{Key: "$inc", Value: bson.D{{Key: fieldGen, Value: int64(1)}}}}
+		if exists && !kept {
+			for _, f := range []string{fieldPeriodStart, fieldNext, fieldPast} {
+				if !slices.ContainsFunc(set, func(e bson.E) bool { return e.Key == f }) {
+					unset = append(unset, bson.E{Key: f, Value: ""})
+				}
+			}
+		}
+		update := bson.D{{Key: "$inc", Value: inc}}
 		if len(set) > 0 {
 			update = append(update, bson.E{Key: "$set", Value: set})
 		}
@@ -533,14 +585,16 @@ func (c *Counter) SetNumbering(ctx context.Context, name string, nb Numbering) e
 			if cur.hasStart {
 				begun = bson.D{{Key: fieldPeriodStart, Value: cur.periodStart}}
 			}
-			filter = counterFilter(name, math.MaxInt64, equalOrAbsent(fieldGen, cur.gen),
-				absentOr(fieldMode, bson.D{{Key: "$eq", Value: string(seqd.ModeStrict)}}), begun)
+			filter = counterFilter(name, math.MaxInt64, append(also, equalOrAbsent(fieldGen, cur.gen),
+				absentOr(fieldMode, bson.D{{Key: "$eq", Value: string(seqd.ModeStrict)}}), begun)...)
 			if len(unset) > 0 {
 				update = append(update, bson.E{Key: "$unset", Value: unset})
 			}
 		} else {
 			filter = bson.D{{Key: "_id", Value: name}, {Key: "$and", Value: bson.A{bson.D{{Key: fieldSeq, Value: bson.D{{Key: "$exists", Value: false}}}}}}}
-			update = append(update, bson.E{Key: "$setOnInsert", Value: bson.D{{Key: fieldSeq, Value: int64(0)}}})
+			if v == nil {
+				update = append(update, bson.E{Key: "$setOnInsert", Value: bson.D{{Key: fieldSeq, Value: int64(0)}}})
+			}
 			opts.SetUpsert(true)
 		}
 		doc, err := c.coll.FindOneAndUpdate(ctx, filter, update, opts).Raw()
@@ -558,4 +612,34 @@ func (c *Counter) SetNumbering(ctx context.Context, name string, nb Numbering) e
 		return false, err
 	})
 	return wrap(err, "set numbering", name)
+}
+
+// numberingValue returns what a SetNumberingValue write sets and unsets to
+// give name, read as cur (if it exists), the value v under the numbering
+// want (kept: the period and zone stay, and the period stored with them),
+// and whether it counts in forced: as Set does, the stored period's value
+// or a plain one, else a period that begins at v (the clock's, or one
+// announced if newer).
+func (c *Counter) numberingValue(cur counterState, exists, kept bool, want *numbered, v *valueSet) (set, unset bson.D, forced bool, err error) {
+	backwards := func(at string) error {
+		return fmt.Errorf("%w: at %d%s, asked for %d", ErrBackwards, cur.seq, at, v.value)
+	}
+	if want.spec.Unit == period.None {
+		if !v.force && cur.seq > v.value {
+			return nil, nil, false, backwards("")
+		}
+		return bson.D{{Key: fieldSeq, Value: v.value}, {Key: fieldFloor, Value: v.value}}, nil, v.force, nil
+	}
+	start := want.spec.Start(c.clock()).UnixMilli()
+	if kept && cur.hasStart && cur.periodStart >= start {
+		if !v.force && cur.seq > v.value {
+			return nil, nil, false, backwards(" of period " + want.spec.Key(time.UnixMilli(cur.periodStart)))
+		}
+		return bson.D{{Key: fieldSeq, Value: v.value}}, nil, v.force, nil
+	}
+	if !kept {
+		cur = counterState{} // no period stored under want
+	}
+	set, unset = periodFields(cur, want, max(start, cur.nextStart), v.value)
+	return set, unset, true, nil
 }

@@ -187,6 +187,8 @@ func callsOf(s *memseq.Sequencer) []string {
 			out = append(out, fmt.Sprintf("setMode %s %s %d..%d", c.Name, c.Mode, c.MinBlock, c.MaxBlock))
 		case "setNumbering":
 			out = append(out, fmt.Sprintf("setNumbering %s %s %s", c.Name, c.Numbering.Period, c.Numbering.TimeZone))
+		case "setNumberingValue":
+			out = append(out, fmt.Sprintf("setNumberingValue %s %s %s %d %v", c.Name, c.Numbering.Period, c.Numbering.TimeZone, c.Value, c.Force))
 		default:
 			out = append(out, c.Op+" "+c.Name)
 		}

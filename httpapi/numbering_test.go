@@ -106,8 +106,8 @@ func TestNumberingWithValue(t *testing.T) {
 	if got := decode[numberedSequence](t, s.put(t, "/seq/inv", `{"value":4211,"period":"year","format":"INV-{yyyy}-{seq:6}"}`), http.StatusOK); got.Value != 4211 {
 		t.Errorf("PUT answered %+v, want value 4211", got)
 	}
-	if got := callsOf(s.counter); !slices.Equal(got, []string{"setNumbering inv year ", "set inv 4211 false", "current inv"}) {
-		t.Errorf("calls %q, want the numbering, then the value", got)
+	if got := callsOf(s.counter); !slices.Equal(got, []string{"setNumberingValue inv year  4211 false", "current inv"}) {
+		t.Errorf("calls %q, want the numbering and the value in one call", got)
 	}
 	if got := decode[numberedNext](t, s.get(t, "/seq/inv/next"), http.StatusOK); got.Value != 4212 || got.Formatted != "INV-2026-004212" {
 		t.Errorf("next = %+v, want INV-2026-004212", got)

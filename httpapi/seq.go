@@ -150,6 +150,7 @@ func appendJSONString(buf []byte, s string) []byte {
 type numberer interface {
 	NextNumbered(ctx context.Context, name string, n int64) (counters.Numbered, error)
 	SetNumbering(ctx context.Context, name string, nb counters.Numbering) error
+	SetNumberingValue(ctx context.Context, name string, nb counters.Numbering, value int64, force bool) error
 	PeriodValue(ctx context.Context, name, key string) (int64, error)
 }
 
@@ -336,8 +337,9 @@ type moder interface {
 // a sequence can leave its numbering and go cached in one request; one leaving
 // cached mode takes a numbering once its drain is over: invalid_mode before),
 // and the answer is the sequence as stored after them. A value given with a
-// period is set last, as the value of the current period
-// ({"period":"year","value":4211}: the next value is 4212 of this year).
+// numbering is set with it, in one write (SetNumberingValue), as the value of
+// the current period ({"period":"year","value":4211}: the next value is 4212
+// of this year).
 func putSequence(seqs sequencers) echo.HandlerFunc {
 	params := seqParams("force")
 	return func(c echo.Context) error {
@@ -366,18 +368,23 @@ func putSequence(seqs sequencers) echo.HandlerFunc {
 			return errorf("invalid_mode", "the %s strategy has no periods or formats: take numbered values with the counter strategy", seq.Strategy())
 		}
 		ctx := c.Request().Context()
-		// A value given with a period is the current period's: set after it.
-		// Given with a numbering and no mode, it is set after the numbering
-		// too, which SetNumbering may refuse: a refused PUT changes nothing.
-		valueLast := body.Numbering != nil && (body.Numbering.Period != "" || body.Mode == "")
-		if body.Value != nil && !valueLast {
+		// A value given with a numbering is set with it, in one write: with a
+		// period it is the current period's value, no value is taken between
+		// the two, and a refused numbering or value changes neither.
+		setNumbering := func() error {
+			if body.Value != nil {
+				return nr.SetNumberingValue(ctx, name, *body.Numbering, *body.Value, force)
+			}
+			return nr.SetNumbering(ctx, name, *body.Numbering)
+		}
+		if body.Value != nil && body.Numbering == nil {
 			if err := seq.Set(ctx, name, *body.Value, force); err != nil {
 				return err
 			}
 		}
-		if body.Numbering != nil && body.Numbering.Period == "" && body.Numbering.Format == "" {
-			// Numbering off before a mode that may be cached.
-			if err := nr.SetNumbering(ctx, name, *body.Numbering); err != nil {
+		off := body.Numbering != nil && body.Numbering.Period == "" && body.Numbering.Format == ""
+		if off { // numbering off before a mode that may be cached
+			if err := setNumbering(); err != nil {
 				return err
 			}
 		}
@@ -386,13 +393,8 @@ func putSequence(seqs sequencers) echo.HandlerFunc {
 				return err
 			}
 		}
-		if body.Numbering != nil && (body.Numbering.Period != "" || body.Numbering.Format != "") {
-			if err := nr.SetNumbering(ctx, name, *body.Numbering); err != nil {
-				return err
-			}
-		}
-		if body.Value != nil && valueLast {
-			if err := seq.Set(ctx, name, *body.Value, force); err != nil {
+		if body.Numbering != nil && !off {
+			if err := setNumbering(); err != nil {
 				return err
 			}
 		}

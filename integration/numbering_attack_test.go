@@ -261,34 +261,66 @@ func TestNumberingSetNewPeriodWhileOthersWrite(t *testing.T) {
 }
 
 // Moving an invoice numbering that stands at 4211 to seqd is one request,
-// PUT {"period":"year",…,"value":4211}, which sets the numbering, then the
-// value (httpapi's putSequence, as here). A value taken between the two is
-// formatted as a value of 2026 below 4212, a number the old system has
-// handed out already: no order of the PUT as one step gives it (before it,
-// the sequence had no period; after it, 2026 continues at 4212).
-// Observed: INV-2026-000001.
+// PUT {"period":"year",…,"value":4211}: one SetNumberingValue, whose write
+// sets both. A value taken between its read and its write is a plain one
+// (before the PUT) and makes the write read again; none is formatted as a
+// value of 2026 below 4212, a number the old system has handed out already.
+// Observed, when the PUT was SetNumbering, then Set: INV-2026-000001.
 func TestNumberingValueWithPeriodIsOneStep(t *testing.T) {
 	ctx := testContext(t)
 	db := be.Database(t)
 	clock := newClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC))
 	a := counters.NewCounter(db, clock.opts())
 	var between counters.Numbered
+	var betweenErr error
 	var writes atomic.Int64
 	hook := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
-		if e.CommandName == "findAndModify" && writes.Add(1) == 2 { // the Set's, after the SetNumbering's
-			between = mustNumbered(t, a, "inv", 1, "2026")
+		if e.CommandName == "findAndModify" && writes.Add(1) == 1 { // the PUT's first write, after its read
+			between, betweenErr = a.NextNumbered(ctx, "inv", 1)
 		}
 	}}
 	client := backend.Connect(t, options.Client().ApplyURI(be.URI).SetDirect(be.Direct).SetMonitor(hook))
 	admin := counters.NewCounter(client.Database(db.Name()), clock.opts())
-	if err := admin.SetNumbering(ctx, "inv", counters.Numbering{Period: "year", Format: "INV-{yyyy}-{seq:6}"}); err != nil {
+	if err := admin.SetNumberingValue(ctx, "inv", counters.Numbering{Period: "year", Format: "INV-{yyyy}-{seq:6}"}, 4211, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := admin.Set(ctx, "inv", 4211, false); err != nil {
+	if betweenErr != nil || between.Period != "" {
+		t.Errorf("a value taken during the PUT: %+v, %v; want a plain one, from before it", between, betweenErr)
+	}
+	if got := mustNumbered(t, a, "inv", 1, "2026"); got.Formatted != "INV-2026-004212" {
+		t.Errorf("after the PUT: %+v, want INV-2026-004212", got)
+	}
+}
+
+// SetNumberingValue is both or neither: a value refused (backwards) leaves
+// the numbering as it was, and a numbering refused leaves the value.
+func TestNumberingValueRefusedChangesNothing(t *testing.T) {
+	ctx := testContext(t)
+	c := counters.NewCounter(be.Database(t), newClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)).opts())
+	if err := c.SetNumberingValue(ctx, "inv", counters.Numbering{Period: "year", Format: "A-{yyyy}-{seq}"}, 3, false); err != nil {
 		t.Fatal(err)
 	}
-	if between.Last != 0 && between.Last <= 4211 {
-		t.Errorf("a value taken during the PUT: %s, want none of 2026 below INV-2026-004212", between.Formatted)
+	if err := c.SetNumberingValue(ctx, "inv", counters.Numbering{Period: "year", Format: "B-{yyyy}-{seq}"}, 1, false); !errors.Is(err, counters.ErrBackwards) {
+		t.Errorf("value 1 at 3: %v, want ErrBackwards", err)
+	}
+	if err := c.SetNumberingValue(ctx, "inv", counters.Numbering{Period: "month", Format: "C-{seq}"}, 9, true); !errors.Is(err, counters.ErrInvalidMode) {
+		t.Errorf("another period: %v, want ErrInvalidMode", err)
+	}
+	if got := mustNumbered(t, c, "inv", 1, "2026"); got.Formatted != "A-2026-4" {
+		t.Errorf("after two refusals: %+v, want A-2026-4", got)
+	}
+	// Forced back, and a plain sequence's value with its numbering turned off.
+	if err := c.SetNumberingValue(ctx, "inv", counters.Numbering{Period: "year", Format: "B-{yyyy}-{seq}"}, 1, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustNumbered(t, c, "inv", 1, "2026"); got.Formatted != "B-2026-2" {
+		t.Errorf("after a forced value 1: %+v, want B-2026-2", got)
+	}
+	if err := c.SetNumberingValue(ctx, "plain", counters.Numbering{Format: "P-{seq:3}"}, 41, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustNumbered(t, c, "plain", 1, ""); got.Formatted != "P-042" {
+		t.Errorf("a format and a value on a new name: %+v, want P-042", got)
 	}
 }
 

@@ -28,6 +28,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -59,15 +60,15 @@ var _ counters.Sequencer = (*Sequencer)(nil)
 
 // Call is one method call, as the Sequencer received it.
 type Call struct {
-	Op                 string               // "nextN", "current", "set", "setMode" or "list"
+	Op                 string               // "nextN", "current", "set", "setMode", "setNumbering", "setNumberingValue" or "list"
 	List               counters.ListOptions // what list was asked
 	Name               string
 	N                  int64              // the count asked of nextN
-	Value              int64              // the value asked of set
-	Force              bool               // set's force
+	Value              int64              // the value asked of set or setNumberingValue
+	Force              bool               // their force
 	Mode               seqd.Mode          // the mode asked of setMode
 	MinBlock, MaxBlock int64              // setMode's bounds
-	Numbering          counters.Numbering // what setNumbering was asked
+	Numbering          counters.Numbering // what setNumbering or setNumberingValue was asked
 	Deadline           bool               // the context carried a deadline
 }
 
@@ -279,6 +280,11 @@ func (s *Sequencer) Set(ctx context.Context, name string, value int64, force boo
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.set(name, value, force)
+}
+
+// set is Set's change. s.mu is held.
+func (s *Sequencer) set(name string, value int64, force bool) error {
 	if err := s.invalid(name); err != nil {
 		return err
 	}
@@ -367,10 +373,58 @@ func (s *Sequencer) SetNumbering(ctx context.Context, name string, nb counters.N
 	if err := nb.Check(); err != nil || !s.modes {
 		return fmt.Errorf("memseq: set numbering of %q: %w (%v)", name, counters.ErrInvalidMode, err)
 	}
-	unit, _ := period.ParseUnit(cmp.Or(nb.Period, "none"))
-	zone, _ := period.ParseZone(nb.TimeZone)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.setNumbering(name, nb)
+}
+
+// SetNumberingValue is SetNumbering and Set at once, as the Counter's: both
+// or, if either is refused, neither. It is recorded as a call of
+// setNumberingValue.
+func (s *Sequencer) SetNumberingValue(ctx context.Context, name string, nb counters.Numbering, value int64, force bool) error {
+	if err := s.begin(ctx, Call{Op: "setNumberingValue", Name: name, Numbering: nb, Value: value, Force: force}); err != nil {
+		return err
+	}
+	if nb.Period == "none" {
+		nb.Period = ""
+	}
+	if err := nb.Check(); err != nil || !s.modes {
+		return fmt.Errorf("memseq: set numbering of %q: %w (%v)", name, counters.ErrInvalidMode, err)
+	}
+	if value < 0 {
+		return fmt.Errorf("memseq: set %q: %w", name, counters.ErrInvalidValue)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seq, st, had := s.seqs[name], s.numbered[name], s.numbered[name] != nil
+	var saved numbering
+	if had {
+		saved = *st
+		saved.past = maps.Clone(st.past)
+	}
+	err := s.setNumbering(name, nb)
+	if err == nil {
+		err = s.set(name, value, force)
+	}
+	if err != nil { // neither
+		s.seqs[name] = seq
+		if had {
+			*st = saved
+			s.numbered[name] = st
+		} else {
+			delete(s.numbered, name)
+		}
+		if seq.Name == "" {
+			delete(s.seqs, name)
+		}
+	}
+	return err
+}
+
+// setNumbering is SetNumbering's change, with nb checked. s.mu is held.
+func (s *Sequencer) setNumbering(name string, nb counters.Numbering) error {
+	unit, _ := period.ParseUnit(cmp.Or(nb.Period, "none"))
+	zone, _ := period.ParseZone(nb.TimeZone)
 	if err := s.invalid(name); err != nil {
 		return err
 	}
