@@ -666,7 +666,14 @@ func (c *Counter) giveBackCommand(ctx context.Context, batch []giveBackOp) (r gi
 	res, err := c.coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
 	var bwe mongo.BulkWriteException
 	switch {
-	case errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0:
+	case errors.As(err, &bwe) && (bwe.WriteConcernError != nil || len(bwe.WriteErrors) > 0):
+		// The command ran, and its answer counts what matched. A write concern
+		// error says the updates applied but may not be replicated yet: they
+		// are counted as the answer says, the error is returned, and the store,
+		// which answered, gets the rest.
+		if bwe.WriteConcernError != nil {
+			r.failed = append(r.failed, fmt.Errorf("counters: close: %d give-backs or reports applied, not known to be replicated: %w", len(batch), bwe.WriteConcernError))
+		}
 		for _, we := range bwe.WriteErrors {
 			if we.Index >= 0 && we.Index < len(batch) {
 				u := batch[we.Index]
