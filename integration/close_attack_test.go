@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"testing"
@@ -79,6 +80,75 @@ func TestCloseWriteConcernErrorGivesBackTheRest(t *testing.T) {
 	for _, n := range failedNames {
 		if returned[n.(string)] {
 			t.Errorf("the line names %v as failed; the store shows its tail given back", n)
+		}
+	}
+}
+
+// A forced Set counts itself in forced, so that no give-back of a block
+// reserved before it matches after it. Close's tail may span two blocks, the
+// last reserved after the forced Set and the one before it reserved before:
+// the fence names the last block's forced count, and the tail's first block
+// goes back with it. b holds 11…20 (reserved before the Set) when the
+// operator forces the sequence to 10, the last value handed out; a reserves
+// 11 (strict) and 12…20 (a block) after the Set; b serves 11…15 from its old
+// block (a forced Set back does not reach blocks held) and fetches 21…30
+// after the Set. b's Close gives 16…30 back: seq goes to 15, below a's block,
+// reserved after the Set and after b's, and a value of a's block is handed
+// out again by a strict write of another instance. Wanted: seq stays at 20 or
+// above, and a and c hand out no value twice.
+func TestCloseGiveBackTailAcrossForcedSet(t *testing.T) {
+	ctx := testContext(t)
+	name := be.Database(t).Name()
+	b := counters.NewCounter(be.NewClient(t).Database(name), counters.Options{ModeRefresh: time.Hour, BlockLease: time.Minute,
+		Blocks: blocks.Options{MinBlock: 10, MaxBlock: 10, Prefetch: 0.5}})
+	a := counters.NewCounter(be.NewClient(t).Database(name), counters.Options{ModeRefresh: time.Hour, BlockLease: time.Minute,
+		Blocks: blocks.Options{MinBlock: 9, MaxBlock: 9, Prefetch: 1}})
+	c := counters.NewCounter(be.NewClient(t).Database(name), counters.Options{})
+	admin := counters.NewCounter(be.NewClient(t).Database(name), counters.Options{})
+	t.Cleanup(func() { a.Close(context.Background()); b.Close(context.Background()); c.Close(context.Background()) })
+	prefetched := func(c *counters.Counter, first int64) {
+		t.Helper()
+		pollUntil(t, ctx, fmt.Sprintf("the block from %d", first), func() (bool, error) {
+			st, ok := c.BlockStatus("s")
+			return ok && st.Next.First == first, nil
+		})
+	}
+	mustSetMode(t, b, "s", seqd.ModeCached, 0, 0)
+	for v := range int64(5) {
+		mustNext(t, b, "s", v+1) // block 1…10
+	}
+	prefetched(b, 11) // 11…20, before the Set
+	for v := range int64(5) {
+		mustNext(t, b, "s", v+6)
+	}
+	mustSet(t, admin, "s", 10, true)
+	mustNext(t, a, "s", 11) // strict: a learns
+	mustNext(t, a, "s", 12) // block 12…20, after the Set
+	for v := range int64(5) {
+		mustNext(t, b, "s", v+11) // b's block from before the Set
+	}
+	prefetched(b, 21) // 21…30, after the Set
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s, err := admin.Current(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Value < 20 {
+		t.Errorf("after b's Close: seq %d, below a's block 12…20, reserved after the forced Set and after b's block: %+v", s.Value, s)
+	}
+	seen := map[int64]string{11: "a", 12: "a"}
+	for range 4 {
+		for id, k := range map[string]*counters.Counter{"a": a, "c": c} {
+			v, err := k.Next(ctx, "s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if by, ok := seen[v]; ok {
+				t.Errorf("%d handed out by %s and by %s, both from reservations after the forced Set", v, by, id)
+			}
+			seen[v] = id
 		}
 	}
 }
