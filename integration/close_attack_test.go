@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"testing"
 	"time"
 
@@ -150,5 +151,52 @@ func TestCloseGiveBackTailAcrossForcedSet(t *testing.T) {
 			}
 			seen[v] = id
 		}
+	}
+}
+
+// One update of a give-back command fails on its own (a write error: here
+// returned would overflow): an unordered bulk write applies the others, and
+// Close counts that one name as failed, the others as given back.
+func TestCloseGiveBackOneWriteError(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	lines := &lineLog{}
+	a := counters.NewCounter(db, counters.Options{ModeRefresh: time.Hour, BlockLease: time.Minute,
+		Blocks: blocks.Options{MinBlock: 100, MaxBlock: 100}, Logger: slog.New(slog.NewJSONHandler(lines, nil))})
+	names := []string{"a", "b", "c", "d", "e"}
+	for _, name := range names {
+		mustSetMode(t, a, name, seqd.ModeCached, 0, 0)
+		mustNext(t, a, name, 1) // a holds 2…100
+	}
+	const bad = "c"
+	if _, err := db.Collection(counters.CounterCollection).UpdateOne(ctx, bson.D{{Key: "_id", Value: bad}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "returned", Value: int64(math.MaxInt64)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	err := a.Close(ctx)
+	t.Logf("Close: %v", err)
+	for _, name := range names {
+		s, err := a.Current(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == bad {
+			if s.Value != 100 {
+				t.Errorf("%s: value %d after a failed give-back; want 100", name, s.Value)
+			}
+			continue
+		}
+		if want := (seqd.BlockCounts{Reserved: 100, Served: 1, Returned: 99}); s.Value != 1 || s.Blocks != want {
+			t.Errorf("%s after Close: value %d, counts %+v; want 1, %+v", name, s.Value, s.Blocks, want)
+		}
+	}
+	recs := lines.records(t, "given back")
+	if len(recs) != 1 {
+		t.Fatalf("Close logged %d lines about what it gave back, want 1", len(recs))
+	}
+	r := recs[0]
+	failed, _ := r["failed_names"].([]any)
+	if r["given_back"] != 4.0 || r["not_given_back"] != 0.0 || len(failed) != 1 || failed[0] != bad {
+		t.Errorf("the line: %v; want given_back 4, not_given_back 0, failed_names [%s]", r, bad)
 	}
 }
