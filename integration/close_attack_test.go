@@ -200,3 +200,46 @@ func TestCloseGiveBackOneWriteError(t *testing.T) {
 		t.Errorf("the line: %v; want given_back 4, not_given_back 0, failed_names [%s]", r, bad)
 	}
 }
+
+// A retried command of Close must not count twice. Here the command of
+// reports holds one update that fails on its own (served would overflow), and
+// its answer carries a write concern error labelled RetryableWriteError, so
+// the driver sends it again, as the same retryable write (same lsid and
+// txnNumber): the reports that applied the first time must not be counted
+// again, as mongod, which records each statement it ran, does not.
+func TestCloseRetriedReportsCountOnce(t *testing.T) {
+	be.RequireFailCommand(t)
+	be.RequireReplicaSet(t)
+	ctx := testContext(t)
+	db := be.Database(t)
+	a := counters.NewCounter(db, counters.Options{ModeRefresh: time.Hour, BlockLease: time.Minute,
+		Blocks: blocks.Options{MinBlock: 100, MaxBlock: 100}})
+	names := []string{"a", "b", "c", "d", "e"}
+	for _, name := range names {
+		mustSetMode(t, a, name, seqd.ModeCached, 0, 0)
+		mustNext(t, a, name, 1) // a holds 2…100, has served 1
+	}
+	const bad = "e"
+	if _, err := db.Collection(counters.CounterCollection).UpdateOne(ctx, bson.D{{Key: "_id", Value: bad}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "served", Value: int64(math.MaxInt64)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	be.FailCommand(t, bson.D{{Key: "times", Value: 2}}, bson.D{
+		{Key: "failCommands", Value: bson.A{"update"}},
+		{Key: "namespace", Value: db.Name() + "." + counters.CounterCollection},
+		{Key: "writeConcernError", Value: bson.D{{Key: "code", Value: 64}, {Key: "errmsg", Value: "waiting for replication timed out"}}},
+		{Key: "errorLabels", Value: bson.A{"RetryableWriteError"}},
+	})
+	err := a.Close(ctx)
+	t.Logf("Close: %v", err)
+	for _, name := range names {
+		s, err := a.Current(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: value %d, counts %+v", name, s.Value, s.Blocks)
+		if name != bad && s.Blocks.Served > 1 {
+			t.Errorf("%s: served %d after Close; 1 was served: a report counted twice (reserved %d = served + returned + lost no longer holds)", name, s.Blocks.Served, s.Blocks.Reserved)
+		}
+	}
+}
