@@ -4,9 +4,11 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -240,6 +242,142 @@ func TestCloseRetriedReportsCountOnce(t *testing.T) {
 		t.Logf("%s: value %d, counts %+v", name, s.Value, s.Blocks)
 		if name != bad && s.Blocks.Served > 1 {
 			t.Errorf("%s: served %d after Close; 1 was served: a report counted twice (reserved %d = served + returned + lost no longer holds)", name, s.Blocks.Served, s.Blocks.Reserved)
+		}
+	}
+}
+
+// Close under load: a's callers keep calling through and after its Close
+// (strict from then on), b's callers and, in turn, a mode switch on b, a
+// forced Set and a second Close of a race it. No value twice, each instance
+// in real-time order, strict answers above every answer that ended before.
+func TestCloseRacesCallers(t *testing.T) {
+	for _, race := range []string{"callers", "switch", "close twice", "raise"} {
+		t.Run(race, func(t *testing.T) {
+			ctx := testContext(t)
+			name := be.Database(t).Name()
+			opts := counters.Options{ModeRefresh: 50 * time.Millisecond, BlockLease: time.Second,
+				Blocks: blocks.Options{MinBlock: 3, MaxBlock: 3, Cooldown: time.Millisecond}}
+			a := counters.NewCounter(be.NewClient(t).Database(name), opts)
+			b := counters.NewCounter(be.NewClient(t).Database(name), opts)
+			t.Cleanup(func() { a.Close(context.Background()); b.Close(context.Background()) })
+			mustSetMode(t, b, "s", seqd.ModeCached, 0, 0)
+			mustSetMode(t, a, "s", seqd.ModeCached, 0, 0)
+			rec := &atkRec{}
+			load := newAtkLoad(t, rec, 5*time.Second)
+			load.callers(ctx, "a", a, 4)
+			load.callers(ctx, "b", b, 4)
+			time.Sleep(300 * time.Millisecond) // load before the Close; not synchronisation
+			var wg sync.WaitGroup
+			switch race {
+			case "switch":
+				wg.Go(func() {
+					if err := b.SetMode(ctx, "s", seqd.ModeStrict, 0, 0); err != nil {
+						t.Errorf("b's SetMode: %v", err)
+					}
+				})
+			case "close twice":
+				wg.Go(func() {
+					if err := a.Close(ctx); err != nil {
+						t.Errorf("a's second Close: %v", err)
+					}
+				})
+			case "raise":
+				wg.Go(func() {
+					s, err := b.Current(ctx, "s")
+					if err == nil {
+						err = b.Set(ctx, "s", s.Value+1, false)
+					}
+					if err != nil && !errors.Is(err, counters.ErrBackwards) {
+						t.Errorf("b's Set: %v", err)
+					}
+				})
+			}
+			if err := a.Close(ctx); err != nil {
+				t.Errorf("a's Close: %v", err)
+			}
+			wg.Wait()
+			time.Sleep(300 * time.Millisecond) // load after the Close
+			load.stop()
+			atkCheck(t, rec)
+		})
+	}
+}
+
+// Could a retried give-back command give back twice? a's give-back command
+// holds one update that fails on its own (returned would overflow) and gets a
+// write concern error labelled RetryableWriteError, so the driver sends it
+// again as the same retryable write, which the store holds for 500 ms. In
+// that time b, which knows the names cached, reserves from each given-back
+// name a block that ends where a's tail ended, and hands out its first value.
+// mongod answers the retry from its record of the statements that ran; a
+// store that runs them again finds seq at the tail's end again, gives the
+// tail back a second time, and a strict write of c hands out b's value again.
+func TestCloseRetriedGiveBackOnce(t *testing.T) {
+	be.RequireFailCommand(t)
+	be.RequireReplicaSet(t)
+	ctx := testContext(t)
+	db := be.Database(t)
+	const app = "close-retried-give-back"
+	a := counters.NewCounter(be.NewAppClient(t, app).Database(db.Name()), counters.Options{ModeRefresh: time.Hour, BlockLease: time.Minute,
+		Blocks: blocks.Options{MinBlock: 10, MaxBlock: 10}})
+	b := counters.NewCounter(be.NewClient(t).Database(db.Name()), counters.Options{ModeRefresh: time.Hour, BlockLease: time.Minute,
+		Blocks: blocks.Options{MinBlock: 19, MaxBlock: 19, Prefetch: 1}})
+	c := counters.NewCounter(be.NewClient(t).Database(db.Name()), counters.Options{})
+	t.Cleanup(func() { a.Close(context.Background()); b.Close(context.Background()); c.Close(context.Background()) })
+	var names []string
+	for i := range 20 {
+		names = append(names, fmt.Sprintf("v%02d", i))
+	}
+	const bad = "x"
+	for _, name := range append(names, bad) {
+		mustSetMode(t, a, name, seqd.ModeCached, 0, 0)
+		mustNext(t, a, name, 1) // block 1…10; the prefetch of 11…20 reports it served
+		pollUntil(t, ctx, name+"'s next block", func() (bool, error) {
+			st, ok := a.BlockStatus(name)
+			return ok && st.Next.First == 11, nil
+		})
+		mustSetMode(t, b, name, seqd.ModeCached, 0, 0) // b knows it cached, holds nothing
+	}
+	if _, err := db.Collection(counters.CounterCollection).UpdateOne(ctx, bson.D{{Key: "_id", Value: bad}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "returned", Value: int64(math.MaxInt64)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	fp := be.FailCommand(t, bson.D{{Key: "times", Value: 2}}, bson.D{
+		{Key: "failCommands", Value: bson.A{"update"}},
+		{Key: "appName", Value: app},
+		{Key: "blockConnection", Value: true},
+		{Key: "blockTimeMS", Value: 500},
+		{Key: "writeConcernError", Value: bson.D{{Key: "code", Value: 64}, {Key: "errmsg", Value: "waiting for replication timed out"}}},
+		{Key: "errorLabels", Value: bson.A{"RetryableWriteError"}},
+	})
+	closed := make(chan error, 1)
+	go func() { closed <- a.Close(ctx) }()
+	if err := fp.WaitEntered(ctx, 2); err != nil { // the retry waits at the store
+		t.Fatal(err)
+	}
+	bGot := map[string]int64{}
+	for _, name := range names {
+		s, err := c.Current(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Value != 1 {
+			continue // not given back by the first run: after the failing update
+		}
+		v, err := b.Next(ctx, name) // block 2…20
+		if err != nil {
+			t.Fatal(err)
+		}
+		bGot[name] = v
+	}
+	t.Logf("Close: %v; b took a value of %d given-back names", <-closed, len(bGot))
+	for name, v := range bGot {
+		w, err := c.Next(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w <= 20 {
+			t.Errorf("%s: c's strict value %d after Close; b holds 2…20 and handed out %d: the tail was given back twice", name, w, v)
 		}
 	}
 }
