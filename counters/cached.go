@@ -100,6 +100,7 @@ type cachedName struct {
 	mu       sync.Mutex
 	highest  int64 // the last value of the latest block reserved; 0 before the first
 	forced   int64 // the document's forced Sets when that block was reserved
+	since    int64 // the first value of the earliest block reserved with that forced count
 	reported int64 // the allocator's Served as last reported to the store
 
 	retiring atomic.Bool   // someone has started to retire it
@@ -397,6 +398,9 @@ func (c *Counter) reserveBlock(ctx context.Context, e *cachedName, n int64) (fir
 				return 0, 0, err // bounds that fail the one check the filter cannot make: see counterFilter
 			}
 			e.mu.Lock()
+			if e.highest == 0 || s.forced != e.forced {
+				e.since = s.seq - n + 1
+			}
 			e.highest, e.forced = s.seq, s.forced
 			e.mu.Unlock()
 			e.leaseMs.Store(max(e.leaseMs.Load(), s.leaseMs))
@@ -487,16 +491,13 @@ func (c *Counter) retire(ctx context.Context, e *cachedName) error {
 // Otherwise it only reports what e served since its last report.
 func (c *Counter) giveBack(ctx context.Context, e *cachedName, held []seqd.Range) error {
 	served := e.unreported()
-	e.mu.Lock()
-	highest, forced := e.highest, e.forced
-	e.mu.Unlock()
 	report := func() {
 		e.mu.Lock()
 		e.reported += served
 		e.mu.Unlock()
 	}
 
-	if t, ok := tail(held, highest); ok {
+	if t, forced, ok := e.tail(held); ok {
 		filter, update := giveBackUpdate(e.name, t, forced)
 		update = append(update[:1], bson.E{Key: "$inc", Value: bson.D{{Key: fieldReturned, Value: t.Count()}, {Key: fieldServed, Value: served}}})
 		res, err := c.coll.UpdateOne(ctx, filter, update)
@@ -517,6 +518,21 @@ func (c *Counter) giveBack(ctx context.Context, e *cachedName, held []seqd.Range
 	}
 	report()
 	return nil
+}
+
+// tail is the part of held that a give-back may return, and the forced count
+// its fence names: the contiguous run at the end of held that ends at the
+// highest value e reserved, from no lower than the first block reserved with
+// the forced count of the latest. A block reserved before a forced Set stays
+// out of it, lest the fence, which names the latest count, match after that
+// Set: those values are a gap.
+func (e *cachedName) tail(held []seqd.Range) (t seqd.Range, forced int64, ok bool) {
+	e.mu.Lock()
+	highest, forced, since := e.highest, e.forced, e.since
+	e.mu.Unlock()
+	t, ok = tail(held, highest)
+	t.First = max(t.First, since)
+	return t, forced, ok
 }
 
 // giveBackUpdate is the fenced update that gives back t, the tail of a name's
@@ -569,10 +585,7 @@ func (c *Counter) giveBackAll(ctx context.Context, es []*cachedName, held [][]se
 	var giveBacks, reports []giveBackOp
 	for i, e := range es {
 		served := e.unreported()
-		e.mu.Lock()
-		highest, forced := e.highest, e.forced
-		e.mu.Unlock()
-		if t, ok := tail(held[i], highest); ok {
+		if t, forced, ok := e.tail(held[i]); ok {
 			filter, update := giveBackUpdate(e.name, t, forced)
 			giveBacks = append(giveBacks, giveBackOp{mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(update), e.name, t.Count()})
 		}
@@ -666,7 +679,14 @@ func (c *Counter) giveBackCommand(ctx context.Context, batch []giveBackOp) (r gi
 	res, err := c.coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
 	var bwe mongo.BulkWriteException
 	switch {
-	case errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0:
+	case errors.As(err, &bwe) && (bwe.WriteConcernError != nil || len(bwe.WriteErrors) > 0):
+		// The command ran, and its answer counts what matched. A write concern
+		// error says the updates applied but may not be replicated yet: they
+		// are counted as the answer says, the error is returned, and the store,
+		// which answered, gets the rest.
+		if bwe.WriteConcernError != nil {
+			r.failed = append(r.failed, fmt.Errorf("counters: close: %d give-backs or reports applied, not known to be replicated: %w", len(batch), bwe.WriteConcernError))
+		}
 		for _, we := range bwe.WriteErrors {
 			if we.Index >= 0 && we.Index < len(batch) {
 				u := batch[we.Index]

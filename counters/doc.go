@@ -250,7 +250,9 @@
 //	update  {$set: {seq: tailFirst-1}, $inc: {returned: k, served: d}}
 //
 // Set stores the value it sets as floor, and a forced Set counts itself in
-// forced (the filter names the count the instance's last fetch returned). If
+// forced (the filter names the count the instance's last fetch returned, and
+// the tail holds only blocks reserved with that count: a block reserved before
+// a forced Set is a gap). If
 // another instance has reserved past the tail, a strict value was written, a
 // Set named a value at or above the tail's first, or any forced Set came since,
 // nothing matches (that update alone, in a bulk write) and only d is reported: a give-back never
