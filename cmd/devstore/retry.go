@@ -23,11 +23,14 @@ import (
 //   - a lower one is refused with TransactionTooOld (225).
 //
 // mongod records the statements it executed. A reply is recorded here when the
-// command succeeded with no writeErrors, as then it executed whole; one that
-// failed, or failed in part, is not, and its retry runs again, as mongod runs the
-// statements it has not executed. (A write that failed in part runs again whole
-// here, where mongod would skip the statements that succeeded: seqd writes one
-// document per command.)
+// command executed any: it succeeded with no writeErrors, or its answer counts
+// a statement that wrote (n > 0, or an upsert) beside its writeErrors; its retry
+// gets that reply again, so a statement that succeeded never runs twice (a
+// clean stop of seqd gives back many names in one unordered update command).
+// One that failed whole (ok 0, or writeErrors and nothing written) is not, and
+// its retry runs again, as mongod runs the statements it has not executed. (A
+// statement that failed beside others that wrote is not run again here, where
+// mongod would run it again: it fails again unless its document changed.)
 //
 // Memory is bounded: a session unused for logicalSessionTimeoutMinutes is
 // forgotten, as mongod reaps it, and past maxSessions the least recently used
@@ -111,7 +114,7 @@ func (t *retryTable) begin(lsid string, txnNumber int64) retryStep {
 }
 
 // finish ends the execution that begin started with run, recording reply if
-// the write ran whole; reply is nil when the write did not reach FerretDB or
+// it executed any statement (executed); reply is nil when the write did not reach FerretDB or
 // no answer came back. It wakes the retries that wait for it.
 func (t *retryTable) finish(lsid string, run chan struct{}, reply bsoncore.Document) {
 	t.mu.Lock()
@@ -121,21 +124,28 @@ func (t *retryTable) finish(lsid string, run chan struct{}, reply bsoncore.Docum
 	if rec == nil || rec.running != run {
 		return // a newer write has begun, or the session was forgotten
 	}
-	if executedWhole(reply) {
+	if executed(reply) {
 		rec.reply = slices.Clone(reply)
 	}
 	rec.running = nil
 }
 
-// executedWhole reports whether a write command's reply says it ran whole: ok
-// with no writeErrors. A writeConcernError does not undo a write.
-func executedWhole(reply bsoncore.Document) bool {
+// executed reports whether a write command's reply says it executed any of
+// its statements: ok, with no writeErrors or with a statement that wrote
+// beside them. A writeConcernError does not undo a write.
+func executed(reply bsoncore.Document) bool {
 	if reply == nil {
 		return false
 	}
-	ok, _ := reply.Lookup("ok").AsFloat64OK()
-	_, hasWriteErrors := reply.Lookup("writeErrors").ArrayOK()
-	return ok == 1 && !hasWriteErrors
+	if ok, _ := reply.Lookup("ok").AsFloat64OK(); ok != 1 {
+		return false
+	}
+	if _, hasWriteErrors := reply.Lookup("writeErrors").ArrayOK(); !hasWriteErrors {
+		return true
+	}
+	n, _ := reply.Lookup("n").AsInt64OK()
+	_, upserted := reply.Lookup("upserted").ArrayOK()
+	return n > 0 || upserted
 }
 
 // sweep forgets the sessions unused for t.ttl, at most once a minute. t.mu is held.
