@@ -81,8 +81,9 @@
 // the log starts over only once all of it has been copied. FerretDB's
 // findAndModify keeps its read of the document open while it writes it (an
 // update did too, until its statements ran in one transaction), so every such
-// write is committed with a reader on the snapshot before it: the checkpoint never catches up, and the log grows by every write
-// (8 KB a counter increment) until the store stops cleanly. No pragma helps:
+// write is committed with a reader on the snapshot before it: the checkpoint
+// never catches up, and the log grows by every write (8 KB a counter
+// increment) until the store stops cleanly. No pragma helps:
 // wal_autocheckpoint only says when that same checkpoint runs, and
 // journal_size_limit applies only when the log starts over. So the store
 // checkpoints itself: every 100 ms, a log past 4 MiB is checkpointed with
