@@ -403,14 +403,19 @@ func (f *front) forward(ctx context.Context, s *session, req request) error {
 // forwardThen is forward with the final reply's body changed by edit, if edit is
 // not nil, and FerretDB's final reply given to record first, if record is not
 // nil. A write command holds f.writes from sending to its last reply from
-// FerretDB, so that write commands reach FerretDB one at a time; the token is
+// FerretDB, so that write commands reach FerretDB one at a time, and so does a
+// command that changes collections or indexes (ddlCommands): it holds
+// FerretDB's catalog of collections while it waits for SQLite's write lock,
+// and an update command holds that lock for all its statements while each
+// reads the catalog, so the two waited for each other until SQLite gave up
+// (10 s, "database is locked"; TestDDLBesideUpdates). The token is
 // given back before the reply goes to the client, so that a client that does not
 // read cannot hold up the other writers. The waits for the token and for the
 // reply delay end with op's maxTimeMS or a stepdown that interrupts op: the
 // client is then answered with the error.
 func (f *front) forwardThen(op *operation, s *session, req request, edit func(bsoncore.Document) bsoncore.Document, record func(bsoncore.Document)) error {
 	release := func() {}
-	if writeCommands[req.command] {
+	if writeCommands[req.command] || ddlCommands[req.command] {
 		select {
 		case f.writes <- struct{}{}:
 			var once sync.Once

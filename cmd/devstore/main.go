@@ -21,8 +21,20 @@
 //   - Write commands (insert, update, delete, findAndModify) run one at a time, from
 //     the moment the front sends one to FerretDB until its reply is back.
 //     FerretDB runs each as a read followed by a write, so two clients could both
-//     read seq = 5 and both write 6; one at a time, they cannot. Every other
-//     command passes straight through, concurrently.
+//     read seq = 5 and both write 6; one at a time, they cannot. Commands that
+//     change collections or indexes (create, createIndexes, drop, dropDatabase,
+//     dropIndexes, renameCollection, collMod) wait for the write command that
+//     runs too, and it for them: each would hold what the other waits for (below).
+//     Every other command passes straight through, concurrently.
+//   - An update command's statements run in one SQLite transaction
+//     (ferretdb/README.md lists the change), not one each: an update of 50
+//     statements was 50 commits, each writing the log. Its answers and the
+//     documents it stores are FerretDB's, errors included (see What it does not
+//     do). What changes is what a reader beside it sees: none of its statements,
+//     then all of them, never some. The transaction holds SQLite's write lock from
+//     its start, and reads FerretDB's catalog of collections at each statement; a
+//     command that changes collections holds that catalog while it waits for the
+//     lock, hence the wait above.
 //   - It speaks mongod's failCommand failpoint (configureFailPoint and
 //     waitForFailPoint on the admin database), as mongod does with
 //     enableTestCommands=1, so that tests can make commands fail the way a replica
@@ -31,8 +43,9 @@
 //     FerretDB's commits write the log without syncing it, and the front syncs
 //     the database's log once a write command's reply is back from FerretDB,
 //     before the client gets it (durable.go). FerretDB commits each statement
-//     of an update or delete on its own, so with SQLite's default (FULL) an
-//     update of 50 statements waited for 50 syncs; now it waits for one.
+//     of a delete on its own (and did so for an update), so with SQLite's
+//     default (FULL) a delete of 50 statements waited for 50 syncs; now it
+//     waits for one.
 //   - It answers endSessions itself: FerretDB keeps no server sessions.
 //   - It answers as the one member of a replica set (-repl-set, "rs0" by
 //     default; -repl-set "" for a standalone server), so that drivers find a
@@ -66,10 +79,11 @@
 // checkpoint, run by each commit once the log holds 1000 pages (4 MiB), copies
 // the log into the database up to the oldest snapshot a reader still holds, and
 // the log starts over only once all of it has been copied. FerretDB's
-// findAndModify and update keep their read of the document open while they
-// write it, so every such write is committed with a reader on the snapshot
-// before it: the checkpoint never catches up, and the log grows by every write
-// (8 KB a counter increment) until the store stops cleanly. No pragma helps:
+// findAndModify keeps its read of the document open while it writes it (an
+// update did too, until its statements ran in one transaction), so every such
+// write is committed with a reader on the snapshot before it: the checkpoint
+// never catches up, and the log grows by every write (8 KB a counter
+// increment) until the store stops cleanly. No pragma helps:
 // wal_autocheckpoint only says when that same checkpoint runs, and
 // journal_size_limit applies only when the log starts over. So the store
 // checkpoints itself: every 100 ms, a log past 4 MiB is checkpointed with
@@ -96,7 +110,11 @@
 // means the one node). A stepdown makes no other node primary: the same node is
 // elected again after the seconds asked. No multi-document transactions
 // (startTransaction or autocommit is refused with IllegalOperation) and no
-// change streams. A retryable write that failed in part (writeErrors) is not
+// change streams. An update command stops at its first failing statement,
+// ordered or not, keeps the statements before it, and answers only that
+// error, at index 0, without n or nModified: FerretDB's own behaviour, where
+// mongod, unordered, goes on past the error and reports its index and the
+// counts. A retryable write that failed in part (writeErrors) is not
 // recorded and runs again whole on retry, where mongod would skip the
 // statements that succeeded. Those stay MongoDB's, and tests that need them
 // skip on this store by asking the server. Only the failCommand failpoint exists, in the modes alwaysOn, off,
@@ -190,7 +208,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Logger:   log,
 		Handler:  "sqlite",
 		// The front syncs the logs after each write command (durable.go).
-		SQLiteURL: "file:" + abs + "/?_pragma=synchronous(normal)",
+		// A transaction takes the write lock as it begins (BEGIN IMMEDIATE):
+		// an update command's reads and writes share one (InTransaction in
+		// ferretdb/internal/backends/sqlite/transaction.go), and its first
+		// write must not find another connection's write after its reads.
+		SQLiteURL: "file:" + abs + "/?_pragma=synchronous(normal)&_txlock=immediate",
 	})
 	if err != nil {
 		return err

@@ -96,63 +96,99 @@ func (h *Handler) updateDocument(ctx context.Context, params *common.UpdateParam
 		return 0, 0, nil, lazyerrors.Error(err)
 	}
 
-	for _, u := range params.Updates {
-		c, err := db.Collection(params.Collection)
-		if err != nil {
-			if backends.ErrorCodeIs(err, backends.ErrorCodeCollectionNameIsInvalid) {
-				msg := fmt.Sprintf("Invalid collection name: %s", params.Collection)
-				return 0, 0, nil, handlererrors.NewCommandErrorMsgWithArgument(handlererrors.ErrInvalidNamespace, msg, "insert")
+	// seqd change: all the statements run in one transaction
+	// (backends.Database.InTransaction), not one each: an update of 50
+	// statements made 50 commits, each writing the log. What the command
+	// answers and stores is FerretDB's: at a statement's error it stops, the
+	// statements before it stay applied (the transaction is committed), and the
+	// error is the answer.
+	var stmtErr error
+
+	err = db.InTransaction(ctx, func(ctx context.Context) error {
+		for _, u := range params.Updates {
+			if stmtErr = h.updateStatement(ctx, db, params.Collection, &u, &matched, &modified, &upserted); stmtErr != nil {
+				return nil
 			}
-
-			return 0, 0, nil, lazyerrors.Error(err)
 		}
 
-		var qp backends.QueryParams
-		if !h.DisablePushdown {
-			qp.Filter = u.Filter
-		}
+		return nil
+	})
 
-		// seqd change: each statement's query is closed when the statement is
-		// done, not when the command is (a defer in this loop): an update of
-		// 100 statements held 100 open queries, waited for a connection of
-		// SQLite's pool forever, and stopped the store.
-		result, err := func() (*common.UpdateResult, error) {
-			res, err := c.Query(ctx, &qp)
-			if err != nil {
-				return nil, lazyerrors.Error(err)
-			}
-
-			closer := iterator.NewMultiCloser()
-			defer closer.Close()
-
-			closer.Add(res.Iter)
-
-			iter := common.FilterIterator(res.Iter, closer, u.Filter)
-
-			if !u.Multi {
-				iter = common.LimitIterator(iter, closer, 1)
-			}
-
-			return common.UpdateDocument(ctx, c, "update", iter, &u)
-		}()
-		if err != nil {
-			return 0, 0, nil, lazyerrors.Error(err)
-		}
-
-		matched += result.Matched.Count
-		modified += result.Modified.Count
-
-		if result.Upserted.Doc != nil {
-			doc := result.Upserted.Doc
-			upserted.Append(must.NotFail(types.NewDocument(
-				"index", int32(upserted.Len()),
-				"_id", must.NotFail(doc.Get("_id")),
-			)))
-
-			// in case of upsert, MongoDB sets the matched count to 1
-			matched++
-		}
+	switch {
+	case stmtErr != nil:
+		return 0, 0, nil, stmtErr
+	case err != nil:
+		return 0, 0, nil, lazyerrors.Error(err)
 	}
 
 	return matched, modified, &upserted, nil
+}
+
+// updateStatement runs one statement of an update command, adding to the
+// command's counts.
+//
+// seqd change: the loop's body of updateDocument, moved here to run in its
+// transaction. The statement's query is read to its end and closed before the
+// first write: the query and the writes share the transaction's connection,
+// and SQLite leaves undefined what a query still being read sees of writes to
+// its table. The query sees what it saw before, the state before the
+// statement's writes.
+func (h *Handler) updateStatement(ctx context.Context, db backends.Database, collection string, u *common.Update, matched, modified *int32, upserted *types.Array) error {
+	c, err := db.Collection(collection)
+	if err != nil {
+		if backends.ErrorCodeIs(err, backends.ErrorCodeCollectionNameIsInvalid) {
+			msg := fmt.Sprintf("Invalid collection name: %s", collection)
+			return handlererrors.NewCommandErrorMsgWithArgument(handlererrors.ErrInvalidNamespace, msg, "insert")
+		}
+
+		return lazyerrors.Error(err)
+	}
+
+	var qp backends.QueryParams
+	if !h.DisablePushdown {
+		qp.Filter = u.Filter
+	}
+
+	res, err := c.Query(ctx, &qp)
+	if err != nil {
+		return lazyerrors.Error(err)
+	}
+
+	closer := iterator.NewMultiCloser(res.Iter)
+	iter := common.FilterIterator(res.Iter, closer, u.Filter)
+
+	if !u.Multi {
+		iter = common.LimitIterator(iter, closer, 1)
+	}
+
+	docs, err := iterator.ConsumeValues(iter)
+	closer.Close()
+
+	if err != nil {
+		return lazyerrors.Error(err)
+	}
+
+	matches := iterator.Values(iterator.ForSlice(docs))
+	defer matches.Close()
+
+	result, err := common.UpdateDocument(ctx, c, "update", matches, u)
+	if err != nil {
+		return lazyerrors.Error(err)
+	}
+
+	*matched += result.Matched.Count
+	*modified += result.Modified.Count
+
+	if result.Upserted.Doc != nil {
+		doc := result.Upserted.Doc
+		upserted.Append(must.NotFail(types.NewDocument(
+			"index", int32(upserted.Len()),
+			"_id", must.NotFail(doc.Get("_id")),
+		)))
+
+		// in case of upsert, MongoDB sets the matched count to 1
+		*matched++
+	}
+
+	return nil
 }

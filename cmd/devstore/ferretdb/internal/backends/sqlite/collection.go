@@ -78,7 +78,8 @@ func (c *collection) Query(ctx context.Context, params *backends.QueryParams) (*
 		args = append(args, params.Limit)
 	}
 
-	rows, err := db.QueryContext(ctx, q, args...)
+	// seqd change: in the transaction of database.InTransaction, if ctx carries one.
+	rows, err := querierFor(ctx, db).QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, lazyerrors.Error(err)
 	}
@@ -97,7 +98,8 @@ func (c *collection) InsertAll(ctx context.Context, params *backends.InsertAllPa
 	db := c.r.DatabaseGetExisting(ctx, c.dbName)
 	meta := c.r.CollectionGet(ctx, c.dbName, c.name)
 
-	err := db.InTransaction(ctx, func(tx *fsql.Tx) error {
+	// seqd change: in the transaction of database.InTransaction, if ctx carries one.
+	err := inTransaction(ctx, db, func(tx *fsql.Tx) error {
 		batchSize := c.r.BatchSize
 		if batchSize < 1 {
 			panic("batch-size should be greater or equal to 1")
@@ -149,7 +151,8 @@ func (c *collection) UpdateAll(ctx context.Context, params *backends.UpdateAllPa
 
 	q := fmt.Sprintf(`UPDATE %q SET %s = ? WHERE %s = ?`, meta.TableName, metadata.DefaultColumn, metadata.IDColumn)
 
-	err := db.InTransaction(ctx, func(tx *fsql.Tx) error {
+	// seqd change: in the transaction of database.InTransaction, if ctx carries one.
+	err := inTransaction(ctx, db, func(tx *fsql.Tx) error {
 		for _, doc := range params.Docs {
 			b, err := sjson.Marshal(doc)
 			if err != nil {

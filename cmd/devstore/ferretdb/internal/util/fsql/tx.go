@@ -17,7 +17,6 @@ package fsql
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -67,13 +66,11 @@ func (tx *Tx) Rollback() error {
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*Rows, error) {
 	start := time.Now()
 
-	fields := []any{slog.Any("args", args)}
-	tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	logQuery(ctx, tx.l, ">>>", query, slog.Any("args", args))
 
 	rows, err := tx.sqlTx.QueryContext(ctx, query, args...)
 
-	fields = append(fields, slog.Duration("time", time.Since(start)), logging.Error(err))
-	tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	logQuery(ctx, tx.l, "<<<", query, slog.Any("args", args), slog.Duration("time", time.Since(start)), logging.Error(err))
 
 	return wrapRows(rows), err
 }
@@ -82,13 +79,11 @@ func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*Row
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	start := time.Now()
 
-	fields := []any{slog.Any("args", args)}
-	tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	logQuery(ctx, tx.l, ">>>", query, slog.Any("args", args))
 
 	row := tx.sqlTx.QueryRowContext(ctx, query, args...)
 
-	fields = append(fields, slog.Duration("time", time.Since(start)), logging.Error(row.Err()))
-	tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	logQuery(ctx, tx.l, "<<<", query, slog.Any("args", args), slog.Duration("time", time.Since(start)), logging.Error(row.Err()))
 
 	return row
 }
@@ -97,18 +92,21 @@ func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *s
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	start := time.Now()
 
-	fields := []any{slog.Any("args", args)}
-	tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	logQuery(ctx, tx.l, ">>>", query, slog.Any("args", args))
 
 	res, err := tx.sqlTx.ExecContext(ctx, query, args...)
 
-	if res != nil {
-		ra, _ := res.RowsAffected()
-		fields = append(fields, slog.Int64("rows", ra))
-	}
+	if tx.l.Enabled(ctx, slog.LevelDebug) {
+		fields := []any{slog.Any("args", args)}
 
-	fields = append(fields, slog.Duration("time", time.Since(start)), logging.Error(err))
-	tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+		if res != nil {
+			ra, _ := res.RowsAffected()
+			fields = append(fields, slog.Int64("rows", ra))
+		}
+
+		fields = append(fields, slog.Duration("time", time.Since(start)), logging.Error(err))
+		logQuery(ctx, tx.l, "<<<", query, fields...)
+	}
 
 	return res, err
 }

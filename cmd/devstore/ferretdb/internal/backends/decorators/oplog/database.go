@@ -76,6 +76,11 @@ func (db *database) Stats(ctx context.Context, params *backends.DatabaseStatsPar
 	return db.origDB.Stats(ctx, params)
 }
 
+// InTransaction implements backends.Database interface.
+func (db *database) InTransaction(ctx context.Context, f func(ctx context.Context) error) error {
+	return db.origDB.InTransaction(ctx, f)
+}
+
 // check interfaces
 var (
 	_ backends.Database = (*database)(nil)
