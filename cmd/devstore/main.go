@@ -110,14 +110,10 @@
 // means the one node). A stepdown makes no other node primary: the same node is
 // elected again after the seconds asked. No multi-document transactions
 // (startTransaction or autocommit is refused with IllegalOperation) and no
-// change streams. An update command stops at its first failing statement,
-// ordered or not, keeps the statements before it, and answers only that
-// error, at index 0, without n or nModified: FerretDB's own behaviour, where
-// mongod, unordered, goes on past the error and reports its index and the
-// counts. A retryable write that failed in part (writeErrors) is not
-// recorded and runs again whole on retry, where mongod would skip the
-// statements that succeeded. Those stay MongoDB's, and tests that need them
-// skip on this store by asking the server. Only the failCommand failpoint exists, in the modes alwaysOn, off,
+// change streams. A retryable write that wrote some of its statements beside
+// writeErrors is recorded whole: its retry gets the same reply, where mongod
+// would run the failed statements again (they fail again unless their
+// documents changed). Only the failCommand failpoint exists, in the modes alwaysOn, off,
 // {times: n} and {skip: n}, and it does not fail the OP_QUERY handshake that opens
 // a connection. Use it for development and tests, and MongoDB in production.
 package main

@@ -16,6 +16,7 @@ package handler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/FerretDB/wire"
@@ -43,10 +44,7 @@ func (h *Handler) MsgUpdate(connCtx context.Context, msg *wire.OpMsg) (*wire.OpM
 		return nil, lazyerrors.Error(err)
 	}
 
-	// TODO https://github.com/FerretDB/FerretDB/issues/2612
-	_ = params.Ordered
-
-	matched, modified, upserted, err := h.updateDocument(connCtx, params)
+	matched, modified, upserted, writeErrors, err := h.updateDocument(connCtx, params)
 	if err != nil {
 		return nil, handleUpdateError(params.DB, params.Collection, "update", err)
 	}
@@ -60,6 +58,18 @@ func (h *Handler) MsgUpdate(connCtx context.Context, msg *wire.OpMsg) (*wire.OpM
 	}
 
 	res.Set("nModified", modified)
+
+	// seqd change: each statement's write error at its own index, beside the
+	// counts of the statements that ran (see updateDocument).
+	if len(writeErrors) > 0 {
+		array := types.MakeArray(len(writeErrors))
+		for _, we := range writeErrors {
+			array.Append(WriteErrorDocument(we))
+		}
+
+		res.Set("writeErrors", array)
+	}
+
 	res.Set("ok", float64(1))
 
 	return documentOpMsg(
@@ -68,7 +78,7 @@ func (h *Handler) MsgUpdate(connCtx context.Context, msg *wire.OpMsg) (*wire.OpM
 }
 
 // updateDocument iterate through all documents in collection and update them.
-func (h *Handler) updateDocument(ctx context.Context, params *common.UpdateParams) (int32, int32, *types.Array, error) {
+func (h *Handler) updateDocument(ctx context.Context, params *common.UpdateParams) (int32, int32, *types.Array, []*WriteError, error) {
 	var matched, modified int32
 	var upserted types.Array
 
@@ -76,10 +86,10 @@ func (h *Handler) updateDocument(ctx context.Context, params *common.UpdateParam
 	if err != nil {
 		if backends.ErrorCodeIs(err, backends.ErrorCodeDatabaseNameIsInvalid) {
 			msg := fmt.Sprintf("Invalid namespace specified '%s.%s'", params.DB, params.Collection)
-			return 0, 0, nil, handlererrors.NewCommandErrorMsgWithArgument(handlererrors.ErrInvalidNamespace, msg, "update")
+			return 0, 0, nil, nil, handlererrors.NewCommandErrorMsgWithArgument(handlererrors.ErrInvalidNamespace, msg, "update")
 		}
 
-		return 0, 0, nil, lazyerrors.Error(err)
+		return 0, 0, nil, nil, lazyerrors.Error(err)
 	}
 
 	err = db.CreateCollection(ctx, &backends.CreateCollectionParams{Name: params.Collection})
@@ -91,22 +101,41 @@ func (h *Handler) updateDocument(ctx context.Context, params *common.UpdateParam
 		// nothing
 	case backends.ErrorCodeIs(err, backends.ErrorCodeCollectionNameIsInvalid):
 		msg := fmt.Sprintf("Invalid collection name: %s", params.Collection)
-		return 0, 0, nil, handlererrors.NewCommandErrorMsgWithArgument(handlererrors.ErrInvalidNamespace, msg, "insert")
+		return 0, 0, nil, nil, handlererrors.NewCommandErrorMsgWithArgument(handlererrors.ErrInvalidNamespace, msg, "insert")
 	default:
-		return 0, 0, nil, lazyerrors.Error(err)
+		return 0, 0, nil, nil, lazyerrors.Error(err)
 	}
 
 	// seqd change: all the statements run in one transaction
 	// (backends.Database.InTransaction), not one each: an update of 50
-	// statements made 50 commits, each writing the log. What the command
-	// answers and stores is FerretDB's: at a statement's error it stops, the
-	// statements before it stay applied (the transaction is committed), and the
-	// error is the answer.
+	// statements made 50 commits, each writing the log. And a statement's
+	// write error is reported as mongod reports it, at the statement's index,
+	// beside the counts of the statements that ran: an ordered command stops
+	// at it, an unordered one runs the others (FerretDB stopped either way and
+	// answered the error alone, at index 0, with no counts, though the
+	// statements before it were applied). The statements that ran stay
+	// applied (the transaction is committed). An error that is not a
+	// statement's (a command error) is the answer, as FerretDB's.
 	var stmtErr error
+	var writeErrors []*WriteError
 
 	err = db.InTransaction(ctx, func(ctx context.Context) error {
-		for _, u := range params.Updates {
-			if stmtErr = h.updateStatement(ctx, db, params.Collection, &u, &matched, &modified, &upserted); stmtErr != nil {
+		for i, u := range params.Updates {
+			err := h.updateStatement(ctx, db, params.Collection, &u, int32(i), &matched, &modified, &upserted)
+			if err == nil {
+				continue
+			}
+
+			var we *handlererrors.WriteErrors
+			if !errors.As(handleUpdateError(params.DB, params.Collection, "update", err), &we) {
+				stmtErr = err
+				return nil
+			}
+
+			code, msg := we.First()
+			writeErrors = append(writeErrors, &WriteError{Index: i, Code: int(code), Message: msg})
+
+			if params.Ordered {
 				return nil
 			}
 		}
@@ -116,12 +145,12 @@ func (h *Handler) updateDocument(ctx context.Context, params *common.UpdateParam
 
 	switch {
 	case stmtErr != nil:
-		return 0, 0, nil, stmtErr
+		return 0, 0, nil, nil, stmtErr
 	case err != nil:
-		return 0, 0, nil, lazyerrors.Error(err)
+		return 0, 0, nil, nil, lazyerrors.Error(err)
 	}
 
-	return matched, modified, &upserted, nil
+	return matched, modified, &upserted, writeErrors, nil
 }
 
 // updateStatement runs one statement of an update command, adding to the
@@ -133,7 +162,7 @@ func (h *Handler) updateDocument(ctx context.Context, params *common.UpdateParam
 // and SQLite leaves undefined what a query still being read sees of writes to
 // its table. The query sees what it saw before, the state before the
 // statement's writes.
-func (h *Handler) updateStatement(ctx context.Context, db backends.Database, collection string, u *common.Update, matched, modified *int32, upserted *types.Array) error {
+func (h *Handler) updateStatement(ctx context.Context, db backends.Database, collection string, u *common.Update, index int32, matched, modified *int32, upserted *types.Array) error {
 	c, err := db.Collection(collection)
 	if err != nil {
 		if backends.ErrorCodeIs(err, backends.ErrorCodeCollectionNameIsInvalid) {
@@ -182,7 +211,7 @@ func (h *Handler) updateStatement(ctx context.Context, db backends.Database, col
 	if result.Upserted.Doc != nil {
 		doc := result.Upserted.Doc
 		upserted.Append(must.NotFail(types.NewDocument(
-			"index", int32(upserted.Len()),
+			"index", index, // seqd change: the statement's index, not the count of upserts before it
 			"_id", must.NotFail(doc.Get("_id")),
 		)))
 

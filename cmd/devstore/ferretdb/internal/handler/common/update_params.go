@@ -36,7 +36,7 @@ type UpdateParams struct {
 
 	Let *types.Document `ferretdb:"let,unimplemented"`
 
-	Ordered                  bool            `ferretdb:"ordered,ignored"`
+	Ordered                  bool            `ferretdb:"ordered,opt"` // seqd change: read (it was ignored), true by default as mongod's
 	BypassDocumentValidation bool            `ferretdb:"bypassDocumentValidation,ignored"`
 	BypassEmptyTsReplacement bool            `ferretdb:"bypassEmptyTsReplacement,ignored"`
 	WriteConcern             *types.Document `ferretdb:"writeConcern,ignored"`
@@ -90,7 +90,7 @@ type UpdateResult struct {
 
 // GetUpdateParams returns parameters for update command.
 func GetUpdateParams(document *types.Document, l *slog.Logger) (*UpdateParams, error) {
-	var params UpdateParams
+	params := UpdateParams{Ordered: true} // seqd change: mongod's default
 
 	err := handlerparams.ExtractParams(document, "update", &params, l)
 	if err != nil {

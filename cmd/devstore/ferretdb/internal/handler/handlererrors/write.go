@@ -119,6 +119,17 @@ func (we *WriteErrors) Len() int {
 	return len(we.errs)
 }
 
+// First returns the code and message of the first error.
+//
+// seqd change: for the update handler, which reports each statement's error
+// at the statement's own index.
+func (we *WriteErrors) First() (ErrorCode, string) {
+	if len(we.errs) == 0 {
+		return 0, ""
+	}
+	return we.errs[0].code, we.errs[0].errmsg
+}
+
 // Merge merges the given WriteErrors with the current one and sets the given index.
 func (we *WriteErrors) Merge(we2 *WriteErrors, index int32) {
 	for _, e := range we2.errs {
