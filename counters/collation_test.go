@@ -79,8 +79,10 @@ func TestCollationRefusedBeforeAnyWrite(t *testing.T) {
 	var reads atomic.Int64
 	spec := listEntry(t, strength2)
 	var readErr error
+	afterRead := func() {}
 	c.collation.spec = func(context.Context) (bson.Raw, error) {
 		reads.Add(1)
+		afterRead()
 		return spec, readErr
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -102,17 +104,26 @@ func TestCollationRefusedBeforeAnyWrite(t *testing.T) {
 		t.Errorf("%d reads of the collection's options for %d refused calls; want one each", got, len(calls))
 	}
 
-	// The read fails: the call fails with it, and the next reads again.
+	// The read fails: the call fails with it, and the next reads again. The
+	// calls' contexts end when the options are read, or after d: a call whose
+	// context is done may return before it reads them (on a loaded machine, a
+	// stall of 150 ms did that to a shared 100 ms timeout), and a call that reads
+	// them and goes on to the unreachable store ends there at once.
+	untilRead := func(d time.Duration) context.Context {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		t.Cleanup(cancel)
+		afterRead = cancel
+		return ctx
+	}
 	reads.Store(0)
 	spec, readErr = listEntry(t, bson.D{}), context.DeadlineExceeded
-	short, cancelShort := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancelShort()
-	if _, err := c.Next(short, "orders"); !errors.Is(err, ErrUnavailable) {
+	if _, err := c.Next(untilRead(time.Minute), "orders"); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("Next when the options cannot be read: %v; want ErrUnavailable", err)
 	}
 	readErr = nil
-	for range 2 {
-		if _, err := c.Next(short, "orders"); !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrInvalidCounter) {
+	// The first reads them; the second does not, and waits its second at the store.
+	for _, d := range []time.Duration{time.Minute, time.Second} {
+		if _, err := c.Next(untilRead(d), "orders"); !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrInvalidCounter) {
 			t.Errorf("Next on a collection without collation: %v; want it sent to the (unreachable) store", err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/seqd/seqd/httpapi"
 )
@@ -119,12 +120,17 @@ func TestAttackScopeRandom(t *testing.T) {
 
 // Hammer requests while keyrings swap: a token in every keyring never gets 401;
 // a token removed before the request started never gets 200.
+//
+// The stable token must get 200 and nothing else, so the requests' Timeout is
+// far above what any of them takes: on a loaded machine, under -race, with 17
+// goroutines on two cores, some took 2.6 s, past the default 2 s, and a request
+// past its Timeout is 503, which says nothing of keyrings.
 func TestAttackKeyringSwapHammer(t *testing.T) {
 	k, err := httpapi.NewKeyring([]httpapi.Token{{Secret: "stable"}, {Secret: "old"}}, []httpapi.Token{{Secret: "adm"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newServer(t, withKeys(k))
+	s := newServer(t, withKeys(k), withTimeout(time.Hour))
 	s.counter.Store("x", 1)
 	var oldRemoved atomic.Bool
 	stop := make(chan struct{})
