@@ -585,8 +585,13 @@ func (c *Counter) setNumbering(ctx context.Context, name string, nb Numbering, v
 			if cur.hasStart {
 				begun = bson.D{{Key: fieldPeriodStart, Value: cur.periodStart}}
 			}
-			filter = counterFilter(name, math.MaxInt64, append(also, equalOrAbsent(fieldGen, cur.gen),
-				absentOr(fieldMode, bson.D{{Key: "$eq", Value: string(seqd.ModeStrict)}}), begun)...)
+			// No numbering is also a cached sequence's (a value with it is a
+			// Set): the gen as read is enough there.
+			also = append(also, equalOrAbsent(fieldGen, cur.gen), begun)
+			if want.stored != (Numbering{}) {
+				also = append(also, absentOr(fieldMode, bson.D{{Key: "$eq", Value: string(seqd.ModeStrict)}}))
+			}
+			filter = counterFilter(name, math.MaxInt64, also...)
 			if len(unset) > 0 {
 				update = append(update, bson.E{Key: "$unset", Value: unset})
 			}
