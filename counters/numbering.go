@@ -528,6 +528,14 @@ func (c *Counter) setNumbering(ctx context.Context, name string, nb Numbering, v
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return false, err
 		}
+		if exists && want.stored == (Numbering{}) && cur.numbering == (Numbering{}) && (cur.mode == seqd.ModeCached || cur.draining) {
+			// A cached sequence has no numbering to turn off (SetMode keeps
+			// its mode and gen), and a value with none is a Set.
+			if v == nil {
+				return false, nil
+			}
+			return false, c.set(ctx, name, v.value, v.force)
+		}
 		if exists && want.stored != (Numbering{}) && (cur.mode == seqd.ModeCached || cur.draining) {
 			return false, fmt.Errorf("%w: a cached sequence has no period or format (its instances hand out blocks with no order between them): set mode strict first", ErrInvalidMode)
 		}
@@ -585,13 +593,8 @@ func (c *Counter) setNumbering(ctx context.Context, name string, nb Numbering, v
 			if cur.hasStart {
 				begun = bson.D{{Key: fieldPeriodStart, Value: cur.periodStart}}
 			}
-			// No numbering is also a cached sequence's (a value with it is a
-			// Set): the gen as read is enough there.
-			also = append(also, equalOrAbsent(fieldGen, cur.gen), begun)
-			if want.stored != (Numbering{}) {
-				also = append(also, absentOr(fieldMode, bson.D{{Key: "$eq", Value: string(seqd.ModeStrict)}}))
-			}
-			filter = counterFilter(name, math.MaxInt64, also...)
+			filter = counterFilter(name, math.MaxInt64, append(also, equalOrAbsent(fieldGen, cur.gen),
+				absentOr(fieldMode, bson.D{{Key: "$eq", Value: string(seqd.ModeStrict)}}), begun)...)
 			if len(unset) > 0 {
 				update = append(update, bson.E{Key: "$unset", Value: unset})
 			}
