@@ -4,7 +4,9 @@ package integration
 
 import (
 	"errors"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/seqd/seqd"
 	"github.com/seqd/seqd/counters"
@@ -25,5 +27,57 @@ func TestNumberingValueNoneOnCached(t *testing.T) {
 	}
 	if err := c.SetNumbering(ctx, "orders", counters.Numbering{}); err != nil {
 		t.Errorf("SetNumbering(none) on a cached sequence: %v, want nil", err)
+	}
+}
+
+// SetNumberingValue on a sequence that is handing out values succeeds, as Set
+// does: PUT {"period":"minute","value":100} while instances keep taking values,
+// in the same period (same) and from a clock in the next one (ahead).
+// Observed: ErrContention, since its write matches only the value read, and
+// every write missed.
+func TestNumberingValueWhileOthersWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		ahead  time.Duration
+		period string
+	}{{"same", 0, "2026-11-26T17:04"}, {"ahead", 2 * time.Second, "2026-11-26T17:05"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			db := be.Database(t)
+			t0 := time.Date(2026, 11, 26, 17, 4, 59, 0, time.UTC)
+			b := counters.NewCounter(db, counters.Options{Clock: newClock(t0).now, WritesInFlight: 4})
+			a := counters.NewCounter(db, newClock(t0.Add(tc.ahead)).opts())
+			nb := counters.Numbering{Period: "minute", Format: "M-{seq}"}
+			if err := b.SetNumbering(ctx, "inv", nb); err != nil {
+				t.Fatal(err)
+			}
+			mustNumbered(t, b, "inv", 1, "2026-11-26T17:04")
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Go(func() {
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						if _, err := b.NextNumbered(ctx, "inv", 1); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				})
+			}
+			err := a.SetNumberingValue(ctx, "inv", nb, 1_000_000, false)
+			close(stop)
+			wg.Wait()
+			if err != nil {
+				t.Errorf("SetNumberingValue 1000000 while values are taken: %v, want nil", err)
+			}
+			if got := mustNumbered(t, a, "inv", 1, tc.period); err == nil && got.Last <= 1_000_000 {
+				t.Errorf("after SetNumberingValue 1000000: %+v, want above 1000000", got)
+			}
+		})
 	}
 }
