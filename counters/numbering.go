@@ -559,7 +559,17 @@ func (c *Counter) setNumbering(ctx context.Context, name string, nb Numbering, v
 		inc := bson.D{{Key: fieldGen, Value: int64(1)}}
 		var also []bson.D // more conditions on the document as read
 		if v != nil {
-			vset, vunset, forced, err := c.numberingValue(cur, exists, kept, want, v)
+			start := want.spec.Start(c.clock()).UnixMilli()
+			if kept && cur.hasStart && cur.periodStart < start && !cur.hasNext {
+				// Announce the clock's period first, as setPeriodic does:
+				// instances still in the stored one keep moving its value,
+				// which the write that ends it keeps.
+				if err := c.announce(ctx, name, cur, want, start); err != nil {
+					return false, err
+				}
+				return true, nil
+			}
+			vset, vunset, cond, forced, err := numberingValue(cur, exists, kept, want, start, v)
 			if err != nil {
 				return false, err
 			}
@@ -568,7 +578,10 @@ func (c *Counter) setNumbering(ctx context.Context, name string, nb Numbering, v
 				inc = append(inc, bson.E{Key: fieldForced, Value: int64(1)})
 			}
 			if exists {
-				also = append(also, bson.D{{Key: fieldSeq, Value: cur.seq}}, equalOrAbsent(fieldNext, cur.nextStart))
+				also = append(also, equalOrAbsent(fieldNext, cur.nextStart))
+				if cond != nil {
+					also = append(also, cond)
+				}
 			}
 		}
 		if exists && !kept {
@@ -625,29 +638,40 @@ func (c *Counter) setNumbering(ctx context.Context, name string, nb Numbering, v
 // numberingValue returns what a SetNumberingValue write sets and unsets to
 // give name, read as cur (if it exists), the value v under the numbering
 // want (kept: the period and zone stay, and the period stored with them),
-// and whether it counts in forced: as Set does, the stored period's value
-// or a plain one, else a period that begins at v (the clock's, or one
-// announced if newer).
-func (c *Counter) numberingValue(cur counterState, exists, kept bool, want *numbered, v *valueSet) (set, unset bson.D, forced bool, err error) {
+// with the clock's period starting at start (ms); the condition on seq its
+// write needs (nil for none); and whether it counts in forced: as Set does,
+// the stored period's value or a plain one (not below the value stored,
+// without force), else a period that begins at v (the clock's, or one
+// announced if newer), over the stored one's last value as read.
+func numberingValue(cur counterState, exists, kept bool, want *numbered, start int64, v *valueSet) (set, unset bson.D, cond bson.D, forced bool, err error) {
 	backwards := func(at string) error {
 		return fmt.Errorf("%w: at %d%s, asked for %d", ErrBackwards, cur.seq, at, v.value)
 	}
+	// notAbove keeps a value taken since the read from being moved back.
+	notAbove := bson.D{{Key: fieldSeq, Value: bson.D{{Key: "$lte", Value: v.value}}}}
+	if v.force {
+		notAbove = nil
+	}
 	if want.spec.Unit == period.None {
 		if !v.force && cur.seq > v.value {
-			return nil, nil, false, backwards("")
+			return nil, nil, nil, false, backwards("")
 		}
-		return bson.D{{Key: fieldSeq, Value: v.value}, {Key: fieldFloor, Value: v.value}}, nil, v.force, nil
+		return bson.D{{Key: fieldSeq, Value: v.value}, {Key: fieldFloor, Value: v.value}}, nil, notAbove, v.force, nil
 	}
-	start := want.spec.Start(c.clock()).UnixMilli()
 	if kept && cur.hasStart && cur.periodStart >= start {
 		if !v.force && cur.seq > v.value {
-			return nil, nil, false, backwards(" of period " + want.spec.Key(time.UnixMilli(cur.periodStart)))
+			return nil, nil, nil, false, backwards(" of period " + want.spec.Key(time.UnixMilli(cur.periodStart)))
 		}
-		return bson.D{{Key: fieldSeq, Value: v.value}}, nil, v.force, nil
+		return bson.D{{Key: fieldSeq, Value: v.value}}, nil, notAbove, v.force, nil
+	}
+	if kept && cur.hasStart {
+		// The stored period ends at the value read (announced, so that
+		// no value of it is taken after it).
+		cond = bson.D{{Key: fieldSeq, Value: cur.seq}}
 	}
 	if !kept {
 		cur = counterState{} // no period stored under want
 	}
 	set, unset = periodFields(cur, want, max(start, cur.nextStart), v.value)
-	return set, unset, true, nil
+	return set, unset, cond, true, nil
 }
