@@ -81,3 +81,32 @@ func TestNumberingValueWhileOthersWrite(t *testing.T) {
 		})
 	}
 }
+
+// A Counter with no retries (MaxRetries < 0) sets the value of a period its
+// clock has begun, with SetNumberingValue and with Set: announcing the period
+// is not a conflict with another write. Observed: ErrContention, "0
+// duplicate key retries", for both.
+func TestNumberingValueNewPeriodNoRetries(t *testing.T) {
+	ctx := testContext(t)
+	clock := newClock(time.Date(2026, 11, 26, 17, 4, 30, 0, time.UTC))
+	c := counters.NewCounter(be.Database(t), counters.Options{Clock: clock.now, MaxRetries: -1})
+	nb := counters.Numbering{Period: "minute"}
+	for _, name := range []string{"a", "b"} {
+		if err := c.SetNumbering(ctx, name, nb); err != nil {
+			t.Fatal(err)
+		}
+		mustNumbered(t, c, name, 3, "2026-11-26T17:04")
+	}
+	clock.set(time.Date(2026, 11, 26, 17, 5, 0, 0, time.UTC))
+	if err := c.SetNumberingValue(ctx, "a", nb, 10, false); err != nil {
+		t.Errorf("SetNumberingValue 10 in 17:05: %v, want nil", err)
+	}
+	if err := c.Set(ctx, "b", 10, false); err != nil {
+		t.Errorf("Set 10 in 17:05: %v, want nil", err)
+	}
+	for _, name := range []string{"a", "b"} {
+		if got := mustNumbered(t, c, name, 1, "2026-11-26T17:05"); got.Last != 11 {
+			t.Errorf("%s after 10 in 17:05: %+v, want 11", name, got)
+		}
+	}
+}
