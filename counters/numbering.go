@@ -338,7 +338,7 @@ func (c *Counter) reservePeriodic(ctx context.Context, name string, n int64, nb 
 			continue // a newer period began since the write
 		case missed:
 			// Announce the clock's period; the next pass begins it.
-			if err := c.announce(ctx, name, cur, nb, start); err != nil {
+			if _, err := c.announce(ctx, name, cur, nb, start); err != nil {
 				return 0, err
 			}
 			continue
@@ -359,11 +359,15 @@ func (c *Counter) reservePeriodic(ctx context.Context, name string, n int64, nb 
 // announce announces the period starting at start (ms) on name's document,
 // read as cur, if it is still in the period read and announces none: from
 // then on no write joins the stored period, and the next write of name begins
-// the announced one (reservePeriodic, setPeriodic).
-func (c *Counter) announce(ctx context.Context, name string, cur counterState, nb *numbered, start int64) error {
+// the announced one (reservePeriodic, setPeriodic). It returns whether it
+// announced: false when the document changed since it was read.
+func (c *Counter) announce(ctx context.Context, name string, cur counterState, nb *numbered, start int64) (bool, error) {
 	filter := counterFilter(name, math.MaxInt64, append(numberingFilter(nb), equalOrAbsent(fieldPeriodStart, cur.periodStart), noNext)...)
-	_, err := c.coll.UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: fieldNext, Value: start}}}})
-	return err
+	r, err := c.coll.UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: fieldNext, Value: start}}}})
+	if err != nil {
+		return false, err
+	}
+	return r.MatchedCount > 0, nil
 }
 
 // noNext keeps a write that takes values of the stored period off a document
@@ -564,10 +568,11 @@ func (c *Counter) setNumbering(ctx context.Context, name string, nb Numbering, v
 				// Announce the clock's period first, as setPeriodic does:
 				// instances still in the stored one keep moving its value,
 				// which the write that ends it keeps.
-				if err := c.announce(ctx, name, cur, want, start); err != nil {
-					return false, err
+				announced, err := c.announce(ctx, name, cur, want, start)
+				if err != nil || !announced {
+					return err == nil, err // not announced: the document changed
 				}
-				return true, nil
+				cur.hasNext, cur.nextStart = true, start
 			}
 			vset, vunset, cond, forced, err := numberingValue(cur, exists, kept, want, start, v)
 			if err != nil {
