@@ -4,6 +4,7 @@ package integration
 
 import (
 	"errors"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -108,5 +109,45 @@ func TestNumberingValueNewPeriodNoRetries(t *testing.T) {
 		if got := mustNumbered(t, c, name, 1, "2026-11-26T17:05"); got.Last != 11 {
 			t.Errorf("%s after 10 in 17:05: %+v, want 11", name, got)
 		}
+	}
+}
+
+// A forced SetNumberingValue that moves a sequence back makes a count that
+// did not fit fit again, as a forced Set does: the instance forgets what a
+// write proved about the name's end. Observed: the next 1,000,000 values
+// answered ErrExhausted at once, while other callers kept the name's queue.
+func TestNumberingValueForcedBackFitsAgain(t *testing.T) {
+	ctx := testContext(t)
+	c := counters.NewCounter(be.Database(t), counters.Options{WritesInFlight: 1})
+	nb := counters.Numbering{Format: "P-{seq}"}
+	if err := c.SetNumberingValue(ctx, "p", nb, math.MaxInt64-999_999, false); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 { // callers of one value keep the name's queue
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := c.NextNumbered(ctx, "p", 1); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	defer func() { close(stop); wg.Wait() }()
+	if _, err := c.NextNumbered(ctx, "p", 1_000_000); !errors.Is(err, counters.ErrExhausted) {
+		t.Fatalf("1,000,000 values near the end: %v, want ErrExhausted", err)
+	}
+	if err := c.SetNumberingValue(ctx, "p", nb, 5, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.NextNumbered(ctx, "p", 1_000_000); err != nil {
+		t.Errorf("1,000,000 values after a forced value 5: %+v, %v; want them", got.Range, err)
 	}
 }
