@@ -503,7 +503,11 @@ func (c *Counter) SetNumberingValue(ctx context.Context, name string, nb Numberi
 	if err := checkSet(name, value); err != nil {
 		return err
 	}
-	return c.setNumbering(ctx, name, nb, &valueSet{value: value, force: force})
+	err := c.setNumbering(ctx, name, nb, &valueSet{value: value, force: force})
+	if err == nil && force {
+		c.coalescer.forget(name) // as Set: bigger counts may fit again
+	}
+	return err
 }
 
 // valueSet is the value a SetNumberingValue write sets.
