@@ -333,7 +333,7 @@ func (c *Counter) set(ctx context.Context, name string, value int64, force bool)
 // whether or not 2026 had begun. Without force it refuses to move the stored
 // period's value back; a period that begins starts at value, after an
 // announcement (see reservePeriodic) when an older one is stored. It returns
-// true when the document changed since it was read, or it announced.
+// true when the document changed since it was read.
 func (c *Counter) setPeriodic(ctx context.Context, name string, cur counterState, nb *numbered, value int64, force bool) (bool, error) {
 	if cur.draining || cur.mode != seqd.ModeStrict {
 		return false, fmt.Errorf("%w: a %s sequence with a period", ErrInvalidCounter, cur.mode)
@@ -343,10 +343,11 @@ func (c *Counter) setPeriodic(ctx context.Context, name string, cur counterState
 		// Announce the clock's period first, as reservePeriodic does after a
 		// miss: instances still in the stored one keep moving its value, and
 		// the write that begins the new one matches only the value read.
-		if err := c.announce(ctx, name, cur, nb, start); err != nil {
-			return false, err
+		announced, err := c.announce(ctx, name, cur, nb, start)
+		if err != nil || !announced {
+			return err == nil, err // not announced: the document changed
 		}
-		return true, nil
+		cur.hasNext, cur.nextStart = true, start
 	}
 	if !cur.hasStart || cur.periodStart < start {
 		filter, update := beginPeriod(name, cur, nb, max(start, cur.nextStart), value)

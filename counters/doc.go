@@ -348,10 +348,14 @@
 // write matches only the period start it read, so that a period begun
 // meanwhile makes it read again, and refuse another period or time zone.
 //
-// SetNumberingValue sets a numbering and a value in SetNumbering's one write
-// (its filter also matches the seq read): moving a numbering that stands at
-// 4211 this year to seqd hands out no number between the two, and a value
-// refused leaves the numbering as it was.
+// SetNumberingValue sets a numbering and a value in SetNumbering's one write,
+// whose filter also matches seq: not above the value (none when forced) for
+// the stored period or no period, or, for a period that begins, the seq read
+// (the stored period's end, announced first as Set does). Moving a numbering
+// that stands at 4211 this year to seqd hands out no number between the two,
+// a value refused leaves the numbering as it was, and instances taking
+// values meanwhile do not starve it. With no numbering, on a cached sequence
+// it is a Set.
 //
 // The last values of the latest 32 finished periods stay in the document
 // (periods), for PeriodValue and GET /seq/{name}?period=KEY. Once values of

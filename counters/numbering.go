@@ -338,7 +338,7 @@ func (c *Counter) reservePeriodic(ctx context.Context, name string, n int64, nb 
 			continue // a newer period began since the write
 		case missed:
 			// Announce the clock's period; the next pass begins it.
-			if err := c.announce(ctx, name, cur, nb, start); err != nil {
+			if _, err := c.announce(ctx, name, cur, nb, start); err != nil {
 				return 0, err
 			}
 			continue
@@ -359,11 +359,15 @@ func (c *Counter) reservePeriodic(ctx context.Context, name string, n int64, nb 
 // announce announces the period starting at start (ms) on name's document,
 // read as cur, if it is still in the period read and announces none: from
 // then on no write joins the stored period, and the next write of name begins
-// the announced one (reservePeriodic, setPeriodic).
-func (c *Counter) announce(ctx context.Context, name string, cur counterState, nb *numbered, start int64) error {
+// the announced one (reservePeriodic, setPeriodic). It returns whether it
+// announced: false when the document changed since it was read.
+func (c *Counter) announce(ctx context.Context, name string, cur counterState, nb *numbered, start int64) (bool, error) {
 	filter := counterFilter(name, math.MaxInt64, append(numberingFilter(nb), equalOrAbsent(fieldPeriodStart, cur.periodStart), noNext)...)
-	_, err := c.coll.UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: fieldNext, Value: start}}}})
-	return err
+	r, err := c.coll.UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: fieldNext, Value: start}}}})
+	if err != nil {
+		return false, err
+	}
+	return r.MatchedCount > 0, nil
 }
 
 // noNext keeps a write that takes values of the stored period off a document
@@ -499,7 +503,11 @@ func (c *Counter) SetNumberingValue(ctx context.Context, name string, nb Numberi
 	if err := checkSet(name, value); err != nil {
 		return err
 	}
-	return c.setNumbering(ctx, name, nb, &valueSet{value: value, force: force})
+	err := c.setNumbering(ctx, name, nb, &valueSet{value: value, force: force})
+	if err == nil && force {
+		c.coalescer.forget(name) // as Set: bigger counts may fit again
+	}
+	return err
 }
 
 // valueSet is the value a SetNumberingValue write sets.
@@ -528,6 +536,14 @@ func (c *Counter) setNumbering(ctx context.Context, name string, nb Numbering, v
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return false, err
 		}
+		if exists && want.stored == (Numbering{}) && cur.numbering == (Numbering{}) && (cur.mode == seqd.ModeCached || cur.draining) {
+			// A cached sequence has no numbering to turn off (SetMode keeps
+			// its mode and gen), and a value with none is a Set.
+			if v == nil {
+				return false, nil
+			}
+			return false, c.set(ctx, name, v.value, v.force)
+		}
 		if exists && want.stored != (Numbering{}) && (cur.mode == seqd.ModeCached || cur.draining) {
 			return false, fmt.Errorf("%w: a cached sequence has no period or format (its instances hand out blocks with no order between them): set mode strict first", ErrInvalidMode)
 		}
@@ -551,7 +567,18 @@ func (c *Counter) setNumbering(ctx context.Context, name string, nb Numbering, v
 		inc := bson.D{{Key: fieldGen, Value: int64(1)}}
 		var also []bson.D // more conditions on the document as read
 		if v != nil {
-			vset, vunset, forced, err := c.numberingValue(cur, exists, kept, want, v)
+			start := want.spec.Start(c.clock()).UnixMilli()
+			if kept && cur.hasStart && cur.periodStart < start && !cur.hasNext {
+				// Announce the clock's period first, as setPeriodic does:
+				// instances still in the stored one keep moving its value,
+				// which the write that ends it keeps.
+				announced, err := c.announce(ctx, name, cur, want, start)
+				if err != nil || !announced {
+					return err == nil, err // not announced: the document changed
+				}
+				cur.hasNext, cur.nextStart = true, start
+			}
+			vset, vunset, cond, forced, err := numberingValue(cur, exists, kept, want, start, v)
 			if err != nil {
 				return false, err
 			}
@@ -560,7 +587,10 @@ func (c *Counter) setNumbering(ctx context.Context, name string, nb Numbering, v
 				inc = append(inc, bson.E{Key: fieldForced, Value: int64(1)})
 			}
 			if exists {
-				also = append(also, bson.D{{Key: fieldSeq, Value: cur.seq}}, equalOrAbsent(fieldNext, cur.nextStart))
+				also = append(also, equalOrAbsent(fieldNext, cur.nextStart))
+				if cond != nil {
+					also = append(also, cond)
+				}
 			}
 		}
 		if exists && !kept {
@@ -617,29 +647,40 @@ func (c *Counter) setNumbering(ctx context.Context, name string, nb Numbering, v
 // numberingValue returns what a SetNumberingValue write sets and unsets to
 // give name, read as cur (if it exists), the value v under the numbering
 // want (kept: the period and zone stay, and the period stored with them),
-// and whether it counts in forced: as Set does, the stored period's value
-// or a plain one, else a period that begins at v (the clock's, or one
-// announced if newer).
-func (c *Counter) numberingValue(cur counterState, exists, kept bool, want *numbered, v *valueSet) (set, unset bson.D, forced bool, err error) {
+// with the clock's period starting at start (ms); the condition on seq its
+// write needs (nil for none); and whether it counts in forced: as Set does,
+// the stored period's value or a plain one (not below the value stored,
+// without force), else a period that begins at v (the clock's, or one
+// announced if newer), over the stored one's last value as read.
+func numberingValue(cur counterState, exists, kept bool, want *numbered, start int64, v *valueSet) (set, unset bson.D, cond bson.D, forced bool, err error) {
 	backwards := func(at string) error {
 		return fmt.Errorf("%w: at %d%s, asked for %d", ErrBackwards, cur.seq, at, v.value)
 	}
+	// notAbove keeps a value taken since the read from being moved back.
+	notAbove := bson.D{{Key: fieldSeq, Value: bson.D{{Key: "$lte", Value: v.value}}}}
+	if v.force {
+		notAbove = nil
+	}
 	if want.spec.Unit == period.None {
 		if !v.force && cur.seq > v.value {
-			return nil, nil, false, backwards("")
+			return nil, nil, nil, false, backwards("")
 		}
-		return bson.D{{Key: fieldSeq, Value: v.value}, {Key: fieldFloor, Value: v.value}}, nil, v.force, nil
+		return bson.D{{Key: fieldSeq, Value: v.value}, {Key: fieldFloor, Value: v.value}}, nil, notAbove, v.force, nil
 	}
-	start := want.spec.Start(c.clock()).UnixMilli()
 	if kept && cur.hasStart && cur.periodStart >= start {
 		if !v.force && cur.seq > v.value {
-			return nil, nil, false, backwards(" of period " + want.spec.Key(time.UnixMilli(cur.periodStart)))
+			return nil, nil, nil, false, backwards(" of period " + want.spec.Key(time.UnixMilli(cur.periodStart)))
 		}
-		return bson.D{{Key: fieldSeq, Value: v.value}}, nil, v.force, nil
+		return bson.D{{Key: fieldSeq, Value: v.value}}, nil, notAbove, v.force, nil
+	}
+	if kept && cur.hasStart {
+		// The stored period ends at the value read (announced, so that
+		// no value of it is taken after it).
+		cond = bson.D{{Key: fieldSeq, Value: cur.seq}}
 	}
 	if !kept {
 		cur = counterState{} // no period stored under want
 	}
 	set, unset = periodFields(cur, want, max(start, cur.nextStart), v.value)
-	return set, unset, true, nil
+	return set, unset, cond, true, nil
 }

@@ -263,7 +263,7 @@ func TestNumberingSetNewPeriodWhileOthersWrite(t *testing.T) {
 // Moving an invoice numbering that stands at 4211 to seqd is one request,
 // PUT {"period":"year",…,"value":4211}: one SetNumberingValue, whose write
 // sets both. A value taken between its read and its write is a plain one
-// (before the PUT) and makes the write read again; none is formatted as a
+// (before the PUT: no plain write matches after it); none is formatted as a
 // value of 2026 below 4212, a number the old system has handed out already.
 // Observed, when the PUT was SetNumbering, then Set: INV-2026-000001.
 func TestNumberingValueWithPeriodIsOneStep(t *testing.T) {

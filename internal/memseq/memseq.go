@@ -341,6 +341,10 @@ func (s *Sequencer) List(ctx context.Context, opts counters.ListOptions) (counte
 	return opts.PageOf(matches), nil
 }
 
+// maxPastPeriods is how many finished periods a sequence remembers, as the
+// Counter's does.
+const maxPastPeriods = 32
+
 // numbering is a numbered sequence's state beside its seqd.Sequence.
 type numbering struct {
 	spec      period.Spec
@@ -496,6 +500,9 @@ func (s *Sequencer) advance(name string) *numbering {
 		seq := s.seqs[name]
 		if !st.start.IsZero() {
 			st.past[seq.PeriodKey] = seq.Value
+			if len(st.past) > maxPastPeriods { // the oldest goes, as the Counter's
+				delete(st.past, slices.Min(slices.Collect(maps.Keys(st.past))))
+			}
 		}
 		st.start, seq.Value, seq.PeriodKey = start, 0, st.spec.Key(start)
 		s.seqs[name] = seq

@@ -412,3 +412,36 @@ func TestNextNStartsEachPeriod(t *testing.T) {
 		t.Errorf("in 17:05: %v, %v; want 1", r, err)
 	}
 }
+
+// A periodic sequence remembers its latest 32 finished periods, as the
+// Counter's does (integration TestNumberingPastPeriodsBounded): PeriodValue
+// of an older one is ErrNotFound. Observed: every finished period's value.
+func TestPastPeriodsBounded(t *testing.T) {
+	ctx := context.Background()
+	s := memseq.New(counters.StrategyCounter)
+	t0 := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
+	now := t0
+	s.SetClock(func() time.Time { return now })
+	if err := s.SetNumbering(ctx, "p", counters.Numbering{Period: "minute"}); err != nil {
+		t.Fatal(err)
+	}
+	const minutes = 40
+	for m := range minutes {
+		now = t0.Add(time.Duration(m) * time.Minute)
+		if _, err := s.NextN(ctx, "p", int64(m+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for m := range minutes {
+		key := fmt.Sprintf("2026-11-26T00:%02d", m)
+		v, err := s.PeriodValue(ctx, "p", key)
+		switch {
+		case m < minutes-1-32:
+			if !errors.Is(err, counters.ErrNotFound) {
+				t.Errorf("%s: %d, %v; want forgotten", key, v, err)
+			}
+		case err != nil || v != int64(m+1):
+			t.Errorf("%s: %d, %v; want %d", key, v, err, m+1)
+		}
+	}
+}
