@@ -19,14 +19,13 @@ import (
 	"context"
 	"slices"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"go.opentelemetry.io/otel"
-	otelcodes "go.opentelemetry.io/otel/codes"
-
 	"github.com/FerretDB/FerretDB/internal/clientconn/conninfo"
 	"github.com/FerretDB/FerretDB/internal/util/must"
 	"github.com/FerretDB/FerretDB/internal/util/resource"
 )
+
+// seqd change: the contract's methods no longer start OpenTelemetry spans
+// (the store traces nothing).
 
 // Backend is a generic interface for all backends for accessing them.
 //
@@ -46,7 +45,8 @@ type Backend interface {
 	ListDatabases(context.Context, *ListDatabasesParams) (*ListDatabasesResult, error)
 	DropDatabase(context.Context, *DropDatabaseParams) error
 
-	prometheus.Collector
+	// seqd change: no prometheus.Collector here, and no Describe and Collect
+	// in the backends: the store exports no metrics.
 
 	// There is no interface method to create a database; see package documentation.
 }
@@ -99,14 +99,7 @@ func (bc *backendContract) Status(ctx context.Context, params *StatusParams) (*S
 	// and to render doc.go correctly
 	must.NotBeZero(conninfo.Get(ctx))
 
-	ctx, span := otel.Tracer("").Start(ctx, "Status")
-	defer span.End()
-
 	res, err := bc.b.Status(ctx, params)
-	if err != nil {
-		span.SetStatus(otelcodes.Error, "")
-	}
-
 	checkError(err)
 
 	return res, err
@@ -149,14 +142,7 @@ type DatabaseInfo struct {
 //
 // Database may not exist; that's not an error.
 func (bc *backendContract) ListDatabases(ctx context.Context, params *ListDatabasesParams) (*ListDatabasesResult, error) {
-	ctx, span := otel.Tracer("").Start(ctx, "ListDatabases")
-	defer span.End()
-
 	res, err := bc.b.ListDatabases(ctx, params)
-	if err != nil {
-		span.SetStatus(otelcodes.Error, "")
-	}
-
 	checkError(err)
 
 	if res != nil && len(res.Databases) > 0 {
@@ -180,31 +166,14 @@ type DropDatabaseParams struct {
 
 // DropDatabase drops existing database for given parameters (including valid name).
 func (bc *backendContract) DropDatabase(ctx context.Context, params *DropDatabaseParams) error {
-	ctx, span := otel.Tracer("").Start(ctx, "DropDatabase")
-	defer span.End()
-
 	err := validateDatabaseName(params.Name)
 	if err == nil {
 		err = bc.b.DropDatabase(ctx, params)
 	}
 
-	if err != nil {
-		span.SetStatus(otelcodes.Error, "")
-	}
-
 	checkError(err, ErrorCodeDatabaseNameIsInvalid, ErrorCodeDatabaseDoesNotExist)
 
 	return err
-}
-
-// Describe implements prometheus.Collector.
-func (bc *backendContract) Describe(ch chan<- *prometheus.Desc) {
-	bc.b.Describe(ch)
-}
-
-// Collect implements prometheus.Collector.
-func (bc *backendContract) Collect(ch chan<- prometheus.Metric) {
-	bc.b.Collect(ch)
 }
 
 // check interfaces

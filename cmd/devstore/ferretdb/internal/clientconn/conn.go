@@ -33,23 +33,16 @@ import (
 
 	"github.com/FerretDB/wire"
 	"github.com/pmezard/go-difflib/difflib"
-	"go.opentelemetry.io/otel"
-	otelattribute "go.opentelemetry.io/otel/attribute"
-	otelcodes "go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/FerretDB/FerretDB/internal/bson"
 	"github.com/FerretDB/FerretDB/internal/clientconn/conninfo"
 	"github.com/FerretDB/FerretDB/internal/clientconn/connmetrics"
 	"github.com/FerretDB/FerretDB/internal/handler"
-	"github.com/FerretDB/FerretDB/internal/handler/common"
 	"github.com/FerretDB/FerretDB/internal/handler/handlererrors"
 	"github.com/FerretDB/FerretDB/internal/handler/proxy"
-	"github.com/FerretDB/FerretDB/internal/types"
 	"github.com/FerretDB/FerretDB/internal/util/lazyerrors"
 	"github.com/FerretDB/FerretDB/internal/util/logging"
 	"github.com/FerretDB/FerretDB/internal/util/must"
-	"github.com/FerretDB/FerretDB/internal/util/observability"
 )
 
 // Mode represents FerretDB mode of operation.
@@ -372,7 +365,13 @@ func (c *conn) run(ctx context.Context) (err error) {
 //
 // Returned resBody can be nil.
 func (c *conn) route(connCtx context.Context, reqHeader *wire.MsgHeader, reqBody wire.MsgBody) (resHeader *wire.MsgHeader, resBody wire.MsgBody, closeConn bool) { //nolint:lll // argument list is too long
-	var span trace.Span
+	// seqd change: no OpenTelemetry span for each request (nor one continued
+	// from the trace context that a request's comment may carry, which
+	// internal/util/observability parsed), and no Prometheus counter of
+	// requests; responses are counted for serverStatus only (see
+	// connmetrics.ConnMetrics). Prometheus refused, with a panic that closed
+	// the connection, a command name that is not valid UTF-8; such a command
+	// now gets the error reply that any unknown command gets.
 	var command, result, argument string
 	defer func() {
 		if result == "" {
@@ -383,28 +382,13 @@ func (c *conn) route(connCtx context.Context, reqHeader *wire.MsgHeader, reqBody
 			argument = "unknown"
 		}
 
-		c.m.Responses.WithLabelValues(resHeader.OpCode.String(), command, argument, result).Inc()
-
-		must.NotBeZero(span)
-
-		if result != "ok" {
-			span.SetStatus(otelcodes.Error, result)
-		}
-
-		span.SetName(command)
-		span.SetAttributes(
-			otelattribute.String("db.ferretdb.opcode", resHeader.OpCode.String()),
-			otelattribute.Int("db.ferretdb.request_id", int(resHeader.ResponseTo)),
-			otelattribute.String("db.ferretdb.argument", argument),
-		)
-		span.End()
+		c.m.CountResponse(resHeader.OpCode.String(), command, argument, result)
 	}()
 
 	resHeader = new(wire.MsgHeader)
 	var err error
 	switch reqHeader.OpCode {
 	case wire.OpCodeMsg:
-		var document *types.Document
 		msg := reqBody.(*wire.OpMsg)
 
 		resHeader.OpCode = wire.OpCodeMsg
@@ -412,20 +396,9 @@ func (c *conn) route(connCtx context.Context, reqHeader *wire.MsgHeader, reqBody
 		// decoded successfully already in [run] [wire.ReadMessage] [UnmarshalBinaryNocopy] [check]
 		doc := must.NotFail(msg.RawSection0().Decode())
 
-		document, err = bson.ToDocument(doc)
-
-		if err == nil {
-			comment, _ := common.GetOptionalParam(document, "comment", "")
-
-			spanCtx, e := observability.SpanContextFromComment(comment)
-			if e == nil {
-				connCtx = trace.ContextWithRemoteSpanContext(connCtx, spanCtx)
-			} else {
-				c.l.DebugContext(connCtx, "Failed to extract span context from comment", logging.Error(e))
-			}
-		}
-
-		connCtx, span = otel.Tracer("").Start(connCtx, "")
+		// seqd change: the document was kept for its comment (see above);
+		// a document that does not convert is refused as before.
+		_, err = bson.ToDocument(doc)
 
 		command = doc.Command()
 
@@ -441,8 +414,6 @@ func (c *conn) route(connCtx context.Context, reqHeader *wire.MsgHeader, reqBody
 		}
 
 	case wire.OpCodeQuery:
-		connCtx, span = otel.Tracer("").Start(connCtx, "")
-
 		query := reqBody.(*wire.OpQuery)
 		resHeader.OpCode = wire.OpCodeReply
 
@@ -470,19 +441,15 @@ func (c *conn) route(connCtx context.Context, reqHeader *wire.MsgHeader, reqBody
 	case wire.OpCodeKillCursors:
 		fallthrough
 	case wire.OpCodeCompressed:
-		connCtx, span = otel.Tracer("").Start(connCtx, "")
 		err = lazyerrors.Errorf("unhandled OpCode %s", reqHeader.OpCode)
 
 	default:
-		connCtx, span = otel.Tracer("").Start(connCtx, "")
 		err = lazyerrors.Errorf("unexpected OpCode %s", reqHeader.OpCode)
 	}
 
 	if command == "" {
 		command = "unknown"
 	}
-
-	c.m.Requests.WithLabelValues(reqHeader.OpCode.String(), command).Inc()
 
 	// set body for error
 	if err != nil {

@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/FerretDB/wire"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/FerretDB/FerretDB/internal/clientconn/connmetrics"
 	"github.com/FerretDB/FerretDB/internal/handler"
@@ -228,7 +227,9 @@ func acceptLoop(ctx context.Context, listener net.Listener, wg *sync.WaitGroup, 
 				return
 			}
 
-			l.Metrics.Accepts.WithLabelValues("1").Inc()
+			// seqd change: the store counts no accepts and times no
+			// connections (Prometheus metrics it does not export), and the
+			// Listener has no Describe and Collect.
 
 			l.ll.WarnContext(ctx, "Failed to accept connection", logging.Error(err))
 			if !errors.Is(err, net.ErrClosed) {
@@ -239,19 +240,11 @@ func acceptLoop(ctx context.Context, listener net.Listener, wg *sync.WaitGroup, 
 		}
 
 		wg.Add(1)
-		l.Metrics.Accepts.WithLabelValues("0").Inc()
 
 		go func() {
 			var connErr error
-			start := time.Now()
 
 			defer func() {
-				lv := "0"
-				if connErr != nil {
-					lv = "1"
-				}
-
-				l.Metrics.Durations.WithLabelValues(lv).Observe(time.Since(start).Seconds())
 				netConn.Close()
 				wg.Done()
 			}()
@@ -325,20 +318,3 @@ func (l *Listener) TLSAddr() net.Addr {
 	must.NotBeZero(l.tlsListener)
 	return l.tlsListener.Addr()
 }
-
-// Describe implements [prometheus.Collector].
-func (l *Listener) Describe(ch chan<- *prometheus.Desc) {
-	l.Metrics.Describe(ch)
-	l.Handler.Describe(ch)
-}
-
-// Collect implements [prometheus.Collector].
-func (l *Listener) Collect(ch chan<- prometheus.Metric) {
-	l.Metrics.Collect(ch)
-	l.Handler.Collect(ch)
-}
-
-// check interfaces
-var (
-	_ prometheus.Collector = (*Listener)(nil)
-)

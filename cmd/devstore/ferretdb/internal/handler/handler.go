@@ -23,9 +23,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"go.opentelemetry.io/otel"
-
 	"github.com/FerretDB/FerretDB/internal/backends"
 	"github.com/FerretDB/FerretDB/internal/backends/decorators/oplog"
 	"github.com/FerretDB/FerretDB/internal/clientconn/conninfo"
@@ -42,11 +39,11 @@ import (
 	"github.com/FerretDB/FerretDB/internal/util/state"
 )
 
-// Parts of Prometheus metric names.
+// seqd change: the handler exports no Prometheus metrics (the capped
+// collections cleanup's two counters, Describe and Collect, and namespace and
+// subsystem, the parts of the metric names, here) and starts no OpenTelemetry
+// spans.
 const (
-	namespace = "ferretdb"
-	subsystem = "handler"
-
 	// Maximum size of a batch for inserting data.
 	maxWriteBatchSize = int32(100000)
 
@@ -72,9 +69,7 @@ type Handler struct {
 	commands map[string]*command
 	wg       sync.WaitGroup
 
-	cappedCleanupStop             chan struct{}
-	cleanupCappedCollectionsDocs  *prometheus.CounterVec
-	cleanupCappedCollectionsBytes *prometheus.CounterVec
+	cappedCleanupStop chan struct{}
 }
 
 // NewOpts represents handler configuration.
@@ -129,24 +124,6 @@ func New(opts *NewOpts) (*Handler, error) {
 		cursors: cursor.NewRegistry(logging.WithName(opts.L, "cursors")),
 
 		cappedCleanupStop: make(chan struct{}),
-		cleanupCappedCollectionsDocs: prometheus.NewCounterVec(
-			prometheus.CounterOpts{
-				Namespace: namespace,
-				Subsystem: subsystem,
-				Name:      "cleanup_capped_docs",
-				Help:      "Total number of documents deleted in capped collections during cleanup.",
-			},
-			[]string{"db", "collection"},
-		),
-		cleanupCappedCollectionsBytes: prometheus.NewCounterVec(
-			prometheus.CounterOpts{
-				Namespace: namespace,
-				Subsystem: subsystem,
-				Name:      "cleanup_capped_bytes",
-				Help:      "Total number of bytes freed in capped collections during cleanup.",
-			},
-			[]string{"db", "collection"},
-		),
 	}
 
 	if err := h.setup(); err != nil {
@@ -173,8 +150,7 @@ func (h *Handler) setup() error {
 		return nil
 	}
 
-	ctx, span := otel.Tracer("").Start(context.TODO(), "HandlerSetup")
-	defer span.End()
+	ctx := context.TODO()
 
 	if h.SetupTimeout > 0 {
 		var cancel context.CancelFunc
@@ -280,30 +256,12 @@ func (h *Handler) Close() {
 	h.wg.Wait()
 }
 
-// Describe implements [prometheus.Collector].
-func (h *Handler) Describe(ch chan<- *prometheus.Desc) {
-	h.b.Describe(ch)
-	h.cursors.Describe(ch)
-	h.cleanupCappedCollectionsDocs.Describe(ch)
-	h.cleanupCappedCollectionsBytes.Describe(ch)
-}
-
-// Collect implements [prometheus.Collector].
-func (h *Handler) Collect(ch chan<- prometheus.Metric) {
-	h.b.Collect(ch)
-	h.cursors.Collect(ch)
-	h.cleanupCappedCollectionsDocs.Collect(ch)
-	h.cleanupCappedCollectionsBytes.Collect(ch)
-}
-
 // cleanupAllCappedCollections drops the given percent of documents from all capped collections.
 func (h *Handler) cleanupAllCappedCollections(ctx context.Context) error {
-	ctx, span := otel.Tracer("").Start(ctx, "HandlerCleanupAllCappedCollections")
 	h.L.DebugContext(ctx, "cleanupAllCappedCollections: started", slog.Int("percentage", int(h.CappedCleanupPercentage)))
 
 	start := time.Now()
 	defer func() {
-		span.End()
 		h.L.DebugContext(ctx, "cleanupAllCappedCollections: finished", slog.Duration("duration", time.Since(start)))
 	}()
 
@@ -352,9 +310,6 @@ func (h *Handler) cleanupAllCappedCollections(ctx context.Context) error {
 					slog.Int64("bytes_freed", bytesFreed),
 				)
 			}
-
-			h.cleanupCappedCollectionsDocs.WithLabelValues(dbInfo.Name, cInfo.Name).Add(float64(deleted))
-			h.cleanupCappedCollectionsBytes.WithLabelValues(dbInfo.Name, cInfo.Name).Add(float64(bytesFreed))
 		}
 	}
 

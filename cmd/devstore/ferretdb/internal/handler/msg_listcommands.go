@@ -16,22 +16,24 @@ package handler
 
 import (
 	"context"
+	"maps"
 	"slices"
 
 	"github.com/FerretDB/wire"
-	"golang.org/x/exp/maps"
 
 	"github.com/FerretDB/FerretDB/internal/types"
 	"github.com/FerretDB/FerretDB/internal/util/must"
 )
+
+// seqd change: the standard library's maps (and slices.Sorted) in place of
+// golang.org/x/exp's, one module fewer to download and build.
 
 // MsgListCommands implements `listCommands` command.
 //
 // The passed context is canceled when the client connection is closed.
 func (h *Handler) MsgListCommands(connCtx context.Context, msg *wire.OpMsg) (*wire.OpMsg, error) {
 	cmdList := must.NotFail(types.NewDocument())
-	names := maps.Keys(h.Commands())
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(h.Commands()))
 
 	for _, name := range names {
 		cmd := h.Commands()[name]

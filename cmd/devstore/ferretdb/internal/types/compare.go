@@ -16,14 +16,17 @@ package types
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"math/big"
 	"time"
 
-	"golang.org/x/exp/constraints"
-
 	"github.com/FerretDB/FerretDB/internal/util/must"
 )
+
+// seqd change: the standard library's cmp.Ordered in place of
+// golang.org/x/exp's constraints.Ordered, one module fewer to download and
+// build.
 
 //go:generate ../../bin/stringer -linecomment -type CompareResult
 
@@ -237,7 +240,7 @@ func compareInvert(res CompareResult) CompareResult {
 }
 
 // compareOrdered compares BSON values of the same type using ==, <, > operators.
-func compareOrdered[T constraints.Ordered](a, b T) CompareResult {
+func compareOrdered[T cmp.Ordered](a, b T) CompareResult {
 	switch {
 	case a == b:
 		return Equal

@@ -51,10 +51,12 @@ package types
 
 import (
 	"fmt"
+	"maps"
 	"time"
-
-	"golang.org/x/exp/maps"
 )
+
+// seqd change: the standard library's maps in place of golang.org/x/exp's,
+// one module fewer to download and build.
 
 // MaxDocumentLen is the maximum BSON object size.
 const MaxDocumentLen = 16 * 1024 * 1024 // 16 MiB = 16777216 bytes

@@ -20,8 +20,6 @@ import (
 	"log/slog"
 	"slices"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/FerretDB/FerretDB/internal/backends"
 	"github.com/FerretDB/FerretDB/internal/backends/sqlite/metadata"
 	"github.com/FerretDB/FerretDB/internal/util/lazyerrors"
@@ -138,15 +136,8 @@ func (b *backend) DropDatabase(ctx context.Context, params *backends.DropDatabas
 	return nil
 }
 
-// Describe implements prometheus.Collector.
-func (b *backend) Describe(ch chan<- *prometheus.Desc) {
-	b.r.Describe(ch)
-}
-
-// Collect implements prometheus.Collector.
-func (b *backend) Collect(ch chan<- prometheus.Metric) {
-	b.r.Collect(ch)
-}
+// seqd change: no Describe and Collect: the store exports no Prometheus
+// metrics.
 
 // check interfaces
 var (

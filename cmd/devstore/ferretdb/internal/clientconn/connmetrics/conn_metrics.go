@@ -15,19 +15,22 @@
 // Package connmetrics provides listener and connection metrics.
 package connmetrics
 
-import (
-	"fmt"
-
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
-
-	"github.com/FerretDB/FerretDB/internal/util/must"
-)
+import "sync"
 
 // ConnMetrics represents metrics of an individual conn or a collection of conns.
+//
+// seqd change: it counts responses in a map of its own, for serverStatus's
+// metrics.commands, where it kept Prometheus counters (Requests, Responses,
+// Describe and Collect), which the store does not export. GetResponses
+// returns what it did.
 type ConnMetrics struct {
-	Requests  *prometheus.CounterVec
-	Responses *prometheus.CounterVec
+	m         sync.Mutex
+	responses map[responseLabels]int
+}
+
+// responseLabels are what a response is counted by.
+type responseLabels struct {
+	opcode, command, argument, result string
 }
 
 // commandMetrics represents command results metrics.
@@ -39,37 +42,16 @@ type commandMetrics struct {
 // newConnMetrics creates connection metrics.
 func newConnMetrics() *ConnMetrics {
 	return &ConnMetrics{
-		Requests: prometheus.NewCounterVec(
-			prometheus.CounterOpts{
-				Namespace: namespace,
-				Subsystem: subsystem,
-				Name:      "requests_total",
-				Help:      "Total number of requests.",
-			},
-			[]string{"opcode", "command"},
-		),
-		Responses: prometheus.NewCounterVec(
-			prometheus.CounterOpts{
-				Namespace: namespace,
-				Subsystem: subsystem,
-				Name:      "responses_total",
-				Help:      "Total number of responses.",
-			},
-			[]string{"opcode", "command", "argument", "result"},
-		),
+		responses: map[responseLabels]int{},
 	}
 }
 
-// Describe implements [prometheus.Collector].
-func (cm *ConnMetrics) Describe(ch chan<- *prometheus.Desc) {
-	cm.Requests.Describe(ch)
-	cm.Responses.Describe(ch)
-}
+// CountResponse counts one response (seqd change: see ConnMetrics).
+func (cm *ConnMetrics) CountResponse(opcode, command, argument, result string) {
+	cm.m.Lock()
+	defer cm.m.Unlock()
 
-// Collect implements [prometheus.Collector].
-func (cm *ConnMetrics) Collect(ch chan<- prometheus.Metric) {
-	cm.Requests.Collect(ch)
-	cm.Responses.Collect(ch)
+	cm.responses[responseLabels{opcode, command, argument, result}]++
 }
 
 // GetResponses returns a map with all response metrics:
@@ -80,33 +62,13 @@ func (cm *ConnMetrics) Collect(ch chan<- prometheus.Metric) {
 // result (e.g. "NotImplemented", "InternalError"; or "ok") ->
 // count.
 func (cm *ConnMetrics) GetResponses() map[string]map[string]map[string]commandMetrics {
-	metrics := make(chan prometheus.Metric)
-	go func() {
-		cm.Responses.Collect(metrics)
-		close(metrics)
-	}()
+	cm.m.Lock()
+	defer cm.m.Unlock()
 
 	res := map[string]map[string]map[string]commandMetrics{}
 
-	for m := range metrics {
-		var content dto.Metric
-		must.NoError(m.Write(&content))
-
-		var opcode, command, argument, result string
-		for _, label := range content.GetLabel() {
-			switch label.GetName() {
-			case "opcode":
-				opcode = label.GetValue()
-			case "command":
-				command = label.GetValue()
-			case "argument":
-				argument = label.GetValue()
-			case "result":
-				result = label.GetValue()
-			default:
-				panic(fmt.Sprintf("%s is not a valid label. Allowed: [opcode, command, argument, result]", label.GetName()))
-			}
-		}
+	for labels, v := range cm.responses {
+		opcode, command, argument, result := labels.opcode, labels.command, labels.argument, labels.result
 
 		if _, ok := res[opcode]; !ok {
 			res[opcode] = map[string]map[string]commandMetrics{}
@@ -122,7 +84,6 @@ func (cm *ConnMetrics) GetResponses() map[string]map[string]map[string]commandMe
 
 		m := res[opcode][command][argument]
 
-		v := int(content.GetCounter().GetValue())
 		m.Total += v
 
 		if result != "ok" {
@@ -137,8 +98,3 @@ func (cm *ConnMetrics) GetResponses() map[string]map[string]map[string]commandMe
 
 	return res
 }
-
-// check interfaces
-var (
-	_ prometheus.Collector = (*ConnMetrics)(nil)
-)

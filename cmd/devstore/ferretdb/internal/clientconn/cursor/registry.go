@@ -17,23 +17,19 @@ package cursor
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"math/rand"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/exp/maps"
 
 	"github.com/FerretDB/FerretDB/internal/types"
 	"github.com/FerretDB/FerretDB/internal/util/debugbuild"
 )
 
-// Parts of Prometheus metric names.
-const (
-	namespace = "ferretdb"
-	subsystem = "cursors"
-)
+// seqd change: the standard library's maps (and slices.Collect) in place of
+// golang.org/x/exp's, one module fewer to download and build.
 
 // Global last cursor ID.
 var lastCursorID atomic.Uint32
@@ -55,8 +51,9 @@ type Registry struct {
 	l  *slog.Logger
 	wg sync.WaitGroup
 
-	created  *prometheus.CounterVec
-	duration *prometheus.HistogramVec
+	// seqd change: no created and duration metrics (Prometheus counter and
+	// histogram of cursors), and no Describe and Collect: the store exports
+	// no metrics.
 }
 
 // NewRegistry creates a new Registry.
@@ -64,38 +61,6 @@ func NewRegistry(l *slog.Logger) *Registry {
 	return &Registry{
 		m: map[int64]*Cursor{},
 		l: l,
-		created: prometheus.NewCounterVec(
-			prometheus.CounterOpts{
-				Namespace: namespace,
-				Subsystem: subsystem,
-				Name:      "created_total",
-				Help:      "Total number of cursors created.",
-			},
-			[]string{"type", "db", "collection", "username"},
-		),
-		duration: prometheus.NewHistogramVec(
-			prometheus.HistogramOpts{
-				Namespace: namespace,
-				Subsystem: subsystem,
-				Name:      "duration_seconds",
-				Help:      "Cursors lifetime in seconds.",
-				Buckets: []float64{
-					(1 * time.Millisecond).Seconds(),
-					(5 * time.Millisecond).Seconds(),
-					(10 * time.Millisecond).Seconds(),
-					(25 * time.Millisecond).Seconds(),
-					(50 * time.Millisecond).Seconds(),
-					(100 * time.Millisecond).Seconds(),
-					(250 * time.Millisecond).Seconds(),
-					(500 * time.Millisecond).Seconds(),
-					(1000 * time.Millisecond).Seconds(),
-					(2500 * time.Millisecond).Seconds(),
-					(5000 * time.Millisecond).Seconds(),
-					(10000 * time.Millisecond).Seconds(),
-				},
-			},
-			[]string{"type", "db", "collection", "username"},
-		),
 	}
 }
 
@@ -147,8 +112,6 @@ func (r *Registry) NewCursor(ctx context.Context, iter types.DocumentsIterator, 
 		slog.String("username", params.Username),
 	)
 
-	r.created.WithLabelValues(params.Type.String(), params.DB, params.Collection, params.Username).Inc()
-
 	c := newCursor(id, iter, params, r)
 	r.m[id] = c
 
@@ -181,7 +144,7 @@ func (r *Registry) All() []*Cursor {
 	r.rw.RLock()
 	defer r.rw.RUnlock()
 
-	return maps.Values(r.m)
+	return slices.Collect(maps.Values(r.m))
 }
 
 // CloseAndRemove closes the given cursors, then removes it from the registry.
@@ -204,25 +167,6 @@ func (r *Registry) CloseAndRemove(c *Cursor) {
 		slog.Duration("duration", d),
 	)
 
-	r.duration.WithLabelValues(c.Type.String(), c.DB, c.Collection, c.Username).Observe(d.Seconds())
-
 	delete(r.m, c.ID)
 	close(c.removed)
 }
-
-// Describe implements [prometheus.Collector].
-func (r *Registry) Describe(ch chan<- *prometheus.Desc) {
-	r.created.Describe(ch)
-	r.duration.Describe(ch)
-}
-
-// Collect implements [prometheus.Collector].
-func (r *Registry) Collect(ch chan<- prometheus.Metric) {
-	r.created.Collect(ch)
-	r.duration.Collect(ch)
-}
-
-// check interfaces
-var (
-	_ prometheus.Collector = (*Registry)(nil)
-)

@@ -21,8 +21,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/FerretDB/FerretDB/internal/util/lazyerrors"
 	"github.com/FerretDB/FerretDB/internal/util/logging"
 	"github.com/FerretDB/FerretDB/internal/util/resource"
@@ -33,7 +31,8 @@ import (
 // It exposes the subset of *sql.DB methods we use except that it returns *Rows instead of *sql.Rows.
 // It also exposes additional methods.
 type DB struct {
-	*metricsCollector
+	// seqd change: no metricsCollector (Prometheus metrics of the
+	// connection pool, metrics.go): the store exports no metrics.
 
 	sqlDB     *sql.DB
 	l         *slog.Logger
@@ -51,10 +50,9 @@ func WrapDB(db *sql.DB, name string, l *slog.Logger) *DB {
 	}
 
 	res := &DB{
-		metricsCollector: newMetricsCollector(name, db.Stats),
-		sqlDB:            db,
-		l:                logging.WithName(l, name),
-		token:            resource.NewToken(),
+		sqlDB: db,
+		l:     logging.WithName(l, name),
+		token: resource.NewToken(),
 	}
 
 	resource.Track(res, res.token)
@@ -184,8 +182,3 @@ func (db *DB) InTransaction(ctx context.Context, f func(*Tx) error) (err error) 
 
 	return
 }
-
-// check interfaces
-var (
-	_ prometheus.Collector = (*DB)(nil)
-)

@@ -12,6 +12,16 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
+//go:build ferretdb_debug || race
+
+// seqd change: this file is built only with the ferretdb_debug or race tag,
+// as debugbuild.Enabled is; other builds take resource_off.go, where Track and
+// Untrack do nothing. Each Track recorded its caller's stack in a pprof
+// profile and set a finalizer, and every document iterator is tracked: with
+// seqd's filters, about 15% of the CPU time of an update statement. Without
+// this file, the store's build does not compile runtime/pprof (and the gzip
+// and tabwriter packages it needs).
+
 // Package resource provides utilities for tracking resource lifetimes.
 package resource
 
@@ -50,14 +60,6 @@ func profileName(obj any) string {
 //
 // Obj should a pointer to a struct with a field "token" of type *Token.
 func Track(obj any, token *Token) {
-	// seqd change: in a build without the ferretdb_debug tag, nothing is
-	// tracked. Each Track recorded its caller's stack in a pprof profile and
-	// set a finalizer, and every document iterator is tracked: with seqd's
-	// filters, about 15% of the CPU time of an update statement.
-	if !debugbuild.Enabled {
-		return
-	}
-
 	checkArgs(obj, token)
 
 	name := profileName(obj)
@@ -102,10 +104,6 @@ func Track(obj any, token *Token) {
 //
 // It is safe to call this function multiple times.
 func Untrack(obj any, token *Token) {
-	if !debugbuild.Enabled { // seqd change: see Track
-		return
-	}
-
 	checkArgs(obj, token)
 
 	p := pprof.Lookup(profileName(obj))

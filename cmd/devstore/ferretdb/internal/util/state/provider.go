@@ -20,8 +20,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Provider provides access to FerretDB process state.
@@ -62,12 +60,8 @@ func NewProvider(filename string) (*Provider, error) {
 	return p, nil
 }
 
-// MetricsCollector returns Prometheus metrics collector for that provider.
-//
-// If addUUIDToMetric is true, then the UUID is added to the Prometheus metric.
-func (p *Provider) MetricsCollector(addUUIDToMetric bool) prometheus.Collector {
-	return newMetricsCollector(p, addUUIDToMetric)
-}
+// seqd change: no MetricsCollector (metrics.go, the Prometheus "up" gauge
+// with the state's fields): the store exports no metrics.
 
 // Get returns a copy of the current process state.
 //

@@ -18,8 +18,6 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/FerretDB/FerretDB/internal/backends"
 )
 
@@ -69,15 +67,8 @@ func (b *backend) DropDatabase(ctx context.Context, params *backends.DropDatabas
 	return b.origB.DropDatabase(ctx, params)
 }
 
-// Describe implements prometheus.Collector.
-func (b *backend) Describe(ch chan<- *prometheus.Desc) {
-	b.origB.Describe(ch)
-}
-
-// Collect implements prometheus.Collector.
-func (b *backend) Collect(ch chan<- prometheus.Metric) {
-	b.origB.Collect(ch)
-}
+// seqd change: no Describe and Collect: the store exports no Prometheus
+// metrics.
 
 // check interfaces
 var (

@@ -19,14 +19,13 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/google/uuid"
-	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/exp/maps"
 
 	"github.com/FerretDB/FerretDB/internal/backends"
 	"github.com/FerretDB/FerretDB/internal/backends/sqlite/metadata/pool"
@@ -36,6 +35,9 @@ import (
 	"github.com/FerretDB/FerretDB/internal/util/state"
 )
 
+// seqd change: the standard library's maps (and slices.Collect) in place of
+// golang.org/x/exp's, one module fewer to download and build.
+
 const (
 	// This prefix is reserved by SQLite for internal use,
 	// see https://www.sqlite.org/lang_createtable.html.
@@ -43,12 +45,6 @@ const (
 
 	// SQLite table name where FerretDB metadata is stored.
 	metadataTableName = backends.ReservedPrefix + "collections"
-)
-
-// Parts of Prometheus metric names.
-const (
-	namespace = "ferretdb"
-	subsystem = "sqlite_metadata"
 )
 
 // Registry provides access to SQLite databases and collections information.
@@ -266,7 +262,7 @@ func (r *Registry) collectionCreate(ctx context.Context, params *CollectionCreat
 	s := h.Sum32()
 
 	var tableName string
-	list := maps.Values(colls)
+	list := slices.Collect(maps.Values(colls))
 
 	for {
 		tableName = fmt.Sprintf("%s_%08x", strings.ToLower(collectionName), s)
@@ -567,43 +563,5 @@ func (r *Registry) indexesDrop(ctx context.Context, dbName, collectionName strin
 	return nil
 }
 
-// Describe implements prometheus.Collector.
-func (r *Registry) Describe(ch chan<- *prometheus.Desc) {
-	prometheus.DescribeByCollect(r, ch)
-}
-
-// Collect implements prometheus.Collector.
-func (r *Registry) Collect(ch chan<- prometheus.Metric) {
-	r.p.Collect(ch)
-
-	r.rw.RLock()
-	defer r.rw.RUnlock()
-
-	ch <- prometheus.MustNewConstMetric(
-		prometheus.NewDesc(
-			prometheus.BuildFQName(namespace, subsystem, "databases"),
-			"The current number of database in the registry.",
-			nil, nil,
-		),
-		prometheus.GaugeValue,
-		float64(len(r.colls)),
-	)
-
-	for db, colls := range r.colls {
-		ch <- prometheus.MustNewConstMetric(
-			prometheus.NewDesc(
-				prometheus.BuildFQName(namespace, subsystem, "collections"),
-				"The current number of collections in the registry.",
-				[]string{"db"}, nil,
-			),
-			prometheus.GaugeValue,
-			float64(len(colls)),
-			db,
-		)
-	}
-}
-
-// check interfaces
-var (
-	_ prometheus.Collector = (*Registry)(nil)
-)
+// seqd change: no Describe and Collect: the store exports no Prometheus
+// metrics.

@@ -21,16 +21,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/exp/maps"
 
 	"github.com/FerretDB/FerretDB/internal/util/fsql"
 	"github.com/FerretDB/FerretDB/internal/util/lazyerrors"
@@ -39,14 +37,11 @@ import (
 	"github.com/FerretDB/FerretDB/internal/util/state"
 )
 
+// seqd change: the standard library's maps (and slices.Sorted) in place of
+// golang.org/x/exp's, one module fewer to download and build.
+
 // filenameExtension represents SQLite database filename extension.
 const filenameExtension = ".sqlite"
-
-// Parts of Prometheus metric names.
-const (
-	namespace = "ferretdb"
-	subsystem = "sqlite_pool"
-)
 
 // Pool provides access to SQLite databases and their connections.
 //
@@ -165,10 +160,7 @@ func (p *Pool) List(ctx context.Context) []string {
 	p.rw.RLock()
 	defer p.rw.RUnlock()
 
-	res := maps.Keys(p.dbs)
-	sort.Strings(res)
-
-	return res
+	return slices.Sorted(maps.Keys(p.dbs))
 }
 
 // GetExisting returns an existing database by valid name, or nil.
@@ -246,32 +238,5 @@ func (p *Pool) Drop(ctx context.Context, name string) bool {
 	return true
 }
 
-// Describe implements prometheus.Collector.
-func (p *Pool) Describe(ch chan<- *prometheus.Desc) {
-	prometheus.DescribeByCollect(p, ch)
-}
-
-// Collect implements prometheus.Collector.
-func (p *Pool) Collect(ch chan<- prometheus.Metric) {
-	p.rw.RLock()
-	defer p.rw.RUnlock()
-
-	ch <- prometheus.MustNewConstMetric(
-		prometheus.NewDesc(
-			prometheus.BuildFQName(namespace, subsystem, "databases"),
-			"The current number of database in the pool.",
-			nil, nil,
-		),
-		prometheus.GaugeValue,
-		float64(len(p.dbs)),
-	)
-
-	for _, db := range p.dbs {
-		db.Collect(ch)
-	}
-}
-
-// check interfaces
-var (
-	_ prometheus.Collector = (*Pool)(nil)
-)
+// seqd change: no Describe and Collect: the store exports no Prometheus
+// metrics.
