@@ -261,7 +261,7 @@ func readCounter(ctx context.Context, coll *mongo.Collection, name string) (coun
 // asked to move backwards. With force it is a plain $set.
 //
 // On a sequence with a period it sets the value of the current period, the
-// one the clock reads or a newer one stored: see setPeriodic.
+// one the clock reads or a newer one stored: see SetNumberingValue.
 func (c *Counter) Set(ctx context.Context, name string, value int64, force bool) error {
 	if err := checkSet(name, value); err != nil {
 		return err
@@ -277,7 +277,7 @@ func (c *Counter) Set(ctx context.Context, name string, value int64, force bool)
 }
 
 func (c *Counter) set(ctx context.Context, name string, value int64, force bool) error {
-	// notPeriodic: a sequence with a period sets the value of a period (setPeriodic).
+	// notPeriodic: a sequence with a period sets the value of a period (writeNumbering).
 	filter := counterFilter(name, math.MaxInt64, notPeriodic)
 	write := func() error {
 		// floor keeps a give-back of a block reserved before the Set from
@@ -322,62 +322,10 @@ func (c *Counter) set(ctx context.Context, name string, value int64, force bool)
 		if err != nil {
 			return false, err
 		}
-		return c.setPeriodic(ctx, name, cur, nb, value, force)
+		// The value of the current period, as SetNumberingValue sets it with
+		// the numbering the document has.
+		return c.writeNumbering(ctx, name, cur, true, nb, &valueSet{value: value, force: force})
 	})
-}
-
-// setPeriodic is Set on a sequence with a period, numbered as nb, whose
-// document was read as cur. It sets the value of the period the clock reads,
-// or of the stored one if that is newer (periods never go back): a Set on a
-// yearly invoice sequence at 4211 in 2026 makes the next value 4212 of 2026,
-// whether or not 2026 had begun. Without force it refuses to move the stored
-// period's value back; a period that begins starts at value, after an
-// announcement (see reservePeriodic) when an older one is stored. It returns
-// true when the document changed since it was read.
-func (c *Counter) setPeriodic(ctx context.Context, name string, cur counterState, nb *numbered, value int64, force bool) (bool, error) {
-	if cur.draining || cur.mode != seqd.ModeStrict {
-		return false, fmt.Errorf("%w: a %s sequence with a period", ErrInvalidCounter, cur.mode)
-	}
-	start := nb.spec.Start(c.clock()).UnixMilli()
-	if !cur.hasNext && cur.hasStart && cur.periodStart < start {
-		// Announce the clock's period first, as reservePeriodic does after a
-		// miss: instances still in the stored one keep moving its value, and
-		// the write that begins the new one matches only the value read.
-		announced, err := c.announce(ctx, name, cur, nb, start)
-		if err != nil || !announced {
-			return err == nil, err // not announced: the document changed
-		}
-		cur.hasNext, cur.nextStart = true, start
-	}
-	if !cur.hasStart || cur.periodStart < start {
-		filter, update := beginPeriod(name, cur, nb, max(start, cur.nextStart), value)
-		r, err := c.coll.UpdateOne(ctx, filter, update)
-		if err != nil {
-			return false, err
-		}
-		return r.MatchedCount == 0, nil
-	}
-	// The stored period, also if a newer one is announced: that one is not
-	// stored yet, and the write that begins it matches only the value read.
-	filter := counterFilter(name, math.MaxInt64, append(numberingFilter(nb), bson.D{{Key: fieldPeriodStart, Value: cur.periodStart}})...)
-	if force {
-		r, err := c.coll.UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: fieldSeq, Value: value}}}, {Key: "$inc", Value: bson.D{{Key: fieldForced, Value: int64(1)}}}})
-		if err != nil {
-			return false, err
-		}
-		return r.MatchedCount == 0, nil
-	}
-	var before counterDoc
-	err := c.coll.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$max", Value: bson.D{{Key: fieldSeq, Value: value}}}}, options.FindOneAndUpdate()).Decode(&before)
-	switch {
-	case errors.Is(err, mongo.ErrNoDocuments):
-		return true, nil
-	case err != nil:
-		return false, err
-	case before.Seq > value:
-		return false, fmt.Errorf("%w: at %d of period %s, asked for %d", ErrBackwards, before.Seq, nb.spec.Key(time.UnixMilli(cur.periodStart)), value)
-	}
-	return false, nil
 }
 
 // List returns the page of counters that opts selects, in order of name, with one

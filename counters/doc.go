@@ -344,14 +344,15 @@
 // is newer than the stored one (or none began yet), announced first when a
 // period is stored, so that instances still in it cannot starve the start;
 // else $max (or, forced, $set) of seq over the stored period, also while a
-// newer one is announced (it is not stored yet). A SetNumbering
+// newer one is announced (it is not stored yet). It is SetNumberingValue's
+// write with the numbering the document has. A SetNumbering
 // write matches only the period start it read, so that a period begun
 // meanwhile makes it read again, and refuse another period or time zone.
 //
 // SetNumberingValue sets a numbering and a value in SetNumbering's one write,
 // whose filter also matches seq: not above the value (none when forced) for
 // the stored period or no period, or, for a period that begins, the seq read
-// (the stored period's end, announced first as Set does). Moving a numbering
+// (the stored period's end, announced first). Moving a numbering
 // that stands at 4211 this year to seqd hands out no number between the two,
 // a value refused leaves the numbering as it was, and instances taking
 // values meanwhile do not starve it. With no numbering, on a cached sequence

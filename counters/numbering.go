@@ -359,7 +359,7 @@ func (c *Counter) reservePeriodic(ctx context.Context, name string, n int64, nb 
 // announce announces the period starting at start (ms) on name's document,
 // read as cur, if it is still in the period read and announces none: from
 // then on no write joins the stored period, and the next write of name begins
-// the announced one (reservePeriodic, setPeriodic). It returns whether it
+// the announced one (reservePeriodic, writeNumbering). It returns whether it
 // announced: false when the document changed since it was read.
 func (c *Counter) announce(ctx context.Context, name string, cur counterState, nb *numbered, start int64) (bool, error) {
 	filter := counterFilter(name, math.MaxInt64, append(numberingFilter(nb), equalOrAbsent(fieldPeriodStart, cur.periodStart), noNext)...)
@@ -536,112 +536,121 @@ func (c *Counter) setNumbering(ctx context.Context, name string, nb Numbering, v
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return false, err
 		}
-		if exists && want.stored == (Numbering{}) && cur.numbering == (Numbering{}) && (cur.mode == seqd.ModeCached || cur.draining) {
-			// A cached sequence has no numbering to turn off (SetMode keeps
-			// its mode and gen), and a value with none is a Set.
-			if v == nil {
-				return false, nil
-			}
-			return false, c.set(ctx, name, v.value, v.force)
+		return c.writeNumbering(ctx, name, cur, exists, want, v)
+	})
+	return wrap(err, "set numbering", name)
+}
+
+// writeNumbering makes one attempt of setNumbering's write over name's
+// document as read (cur, if it exists): the numbering want, and the value v
+// if not nil, which with a period is the current period's (Set on a periodic
+// sequence takes this way too). It returns true when the document changed
+// since it was read, or it announced a period: read again and write again.
+func (c *Counter) writeNumbering(ctx context.Context, name string, cur counterState, exists bool, want *numbered, v *valueSet) (bool, error) {
+	if exists && want.stored == (Numbering{}) && cur.numbering == (Numbering{}) && (cur.mode == seqd.ModeCached || cur.draining) {
+		// A cached sequence has no numbering to turn off (SetMode keeps
+		// its mode and gen), and a value with none is a Set.
+		if v == nil {
+			return false, nil
 		}
-		if exists && want.stored != (Numbering{}) && (cur.mode == seqd.ModeCached || cur.draining) {
-			return false, fmt.Errorf("%w: a cached sequence has no period or format (its instances hand out blocks with no order between them): set mode strict first", ErrInvalidMode)
-		}
-		// kept: the period and zone stay, and so does the period stored.
-		kept := exists && cur.numbering.Period == want.stored.Period && cur.numbering.TimeZone == want.stored.TimeZone
-		// Another period or zone would start the clock's period again at 1,
-		// under a key that may be one already handed out: numbers would repeat.
-		if exists && cur.hasStart && !kept {
-			return false, fmt.Errorf("%w: the period and time zone of a sequence that has handed out values of a period stay as they are (another would number a period again from 1); a new format alone may change, or take a new name", ErrInvalidMode)
-		}
-		var set, unset bson.D
-		for _, f := range []struct{ field, v string }{
-			{fieldPeriod, want.stored.Period}, {fieldZone, want.stored.TimeZone}, {fieldFormat, want.stored.Format},
-		} {
-			if f.v == "" {
-				unset = append(unset, bson.E{Key: f.field, Value: ""})
-			} else {
-				set = append(set, bson.E{Key: f.field, Value: f.v})
-			}
-		}
-		inc := bson.D{{Key: fieldGen, Value: int64(1)}}
-		var also []bson.D // more conditions on the document as read
-		if v != nil {
-			start := want.spec.Start(c.clock()).UnixMilli()
-			if kept && cur.hasStart && cur.periodStart < start && !cur.hasNext {
-				// Announce the clock's period first, as setPeriodic does:
-				// instances still in the stored one keep moving its value,
-				// which the write that ends it keeps.
-				announced, err := c.announce(ctx, name, cur, want, start)
-				if err != nil || !announced {
-					return err == nil, err // not announced: the document changed
-				}
-				cur.hasNext, cur.nextStart = true, start
-			}
-			vset, vunset, cond, forced, err := numberingValue(cur, exists, kept, want, start, v)
-			if err != nil {
-				return false, err
-			}
-			set, unset = append(set, vset...), append(unset, vunset...)
-			if forced {
-				inc = append(inc, bson.E{Key: fieldForced, Value: int64(1)})
-			}
-			if exists {
-				also = append(also, equalOrAbsent(fieldNext, cur.nextStart))
-				if cond != nil {
-					also = append(also, cond)
-				}
-			}
-		}
-		if exists && !kept {
-			for _, f := range []string{fieldPeriodStart, fieldNext, fieldPast} {
-				if !slices.ContainsFunc(set, func(e bson.E) bool { return e.Key == f }) {
-					unset = append(unset, bson.E{Key: f, Value: ""})
-				}
-			}
-		}
-		update := bson.D{{Key: "$inc", Value: inc}}
-		if len(set) > 0 {
-			update = append(update, bson.E{Key: "$set", Value: set})
-		}
-		var filter any
-		opts := options.FindOneAndUpdate().SetReturnDocument(options.After)
-		if exists {
-			// The gen and mode as read: a concurrent SetMode to cached moves
-			// the gen, and this write then reads again and refuses.
-			// And the period as read: beginning one does not move the gen,
-			// and a period begun since would be numbered from 1 again.
-			begun := bson.D{{Key: fieldPeriodStart, Value: bson.D{{Key: "$exists", Value: false}}}}
-			if cur.hasStart {
-				begun = bson.D{{Key: fieldPeriodStart, Value: cur.periodStart}}
-			}
-			filter = counterFilter(name, math.MaxInt64, append(also, equalOrAbsent(fieldGen, cur.gen),
-				absentOr(fieldMode, bson.D{{Key: "$eq", Value: string(seqd.ModeStrict)}}), begun)...)
-			if len(unset) > 0 {
-				update = append(update, bson.E{Key: "$unset", Value: unset})
-			}
+		return false, c.set(ctx, name, v.value, v.force)
+	}
+	if exists && want.stored != (Numbering{}) && (cur.mode == seqd.ModeCached || cur.draining) {
+		return false, fmt.Errorf("%w: a cached sequence has no period or format (its instances hand out blocks with no order between them): set mode strict first", ErrInvalidMode)
+	}
+	// kept: the period and zone stay, and so does the period stored.
+	kept := exists && cur.numbering.Period == want.stored.Period && cur.numbering.TimeZone == want.stored.TimeZone
+	// Another period or zone would start the clock's period again at 1,
+	// under a key that may be one already handed out: numbers would repeat.
+	if exists && cur.hasStart && !kept {
+		return false, fmt.Errorf("%w: the period and time zone of a sequence that has handed out values of a period stay as they are (another would number a period again from 1); a new format alone may change, or take a new name", ErrInvalidMode)
+	}
+	var set, unset bson.D
+	for _, f := range []struct{ field, v string }{
+		{fieldPeriod, want.stored.Period}, {fieldZone, want.stored.TimeZone}, {fieldFormat, want.stored.Format},
+	} {
+		if f.v == "" {
+			unset = append(unset, bson.E{Key: f.field, Value: ""})
 		} else {
-			filter = bson.D{{Key: "_id", Value: name}, {Key: "$and", Value: bson.A{bson.D{{Key: fieldSeq, Value: bson.D{{Key: "$exists", Value: false}}}}}}}
-			if v == nil {
-				update = append(update, bson.E{Key: "$setOnInsert", Value: bson.D{{Key: fieldSeq, Value: int64(0)}}})
+			set = append(set, bson.E{Key: f.field, Value: f.v})
+		}
+	}
+	inc := bson.D{{Key: fieldGen, Value: int64(1)}}
+	var also []bson.D // more conditions on the document as read
+	if v != nil {
+		start := want.spec.Start(c.clock()).UnixMilli()
+		if kept && cur.hasStart && cur.periodStart < start && !cur.hasNext {
+			// Announce the clock's period first, as reservePeriodic does
+			// after a miss: instances still in the stored one keep moving
+			// its value, which the write that ends it keeps.
+			announced, err := c.announce(ctx, name, cur, want, start)
+			if err != nil || !announced {
+				return err == nil, err // not announced: the document changed
 			}
-			opts.SetUpsert(true)
+			cur.hasNext, cur.nextStart = true, start
 		}
-		doc, err := c.coll.FindOneAndUpdate(ctx, filter, update, opts).Raw()
-		switch {
-		case errors.Is(err, mongo.ErrNoDocuments) || mongo.IsDuplicateKeyError(err):
-			return true, nil // the document changed (or was created) since it was read
-		case err != nil:
-			return false, err
-		}
-		s, err := parseCounter(name, doc)
+		vset, vunset, cond, forced, err := numberingValue(cur, exists, kept, want, start, v)
 		if err != nil {
 			return false, err
 		}
-		_, err = c.numbering.learn(name, s)
+		set, unset = append(set, vset...), append(unset, vunset...)
+		if forced {
+			inc = append(inc, bson.E{Key: fieldForced, Value: int64(1)})
+		}
+		if exists {
+			also = append(also, equalOrAbsent(fieldNext, cur.nextStart))
+			if cond != nil {
+				also = append(also, cond)
+			}
+		}
+	}
+	if exists && !kept {
+		for _, f := range []string{fieldPeriodStart, fieldNext, fieldPast} {
+			if !slices.ContainsFunc(set, func(e bson.E) bool { return e.Key == f }) {
+				unset = append(unset, bson.E{Key: f, Value: ""})
+			}
+		}
+	}
+	update := bson.D{{Key: "$inc", Value: inc}}
+	if len(set) > 0 {
+		update = append(update, bson.E{Key: "$set", Value: set})
+	}
+	var filter any
+	opts := options.FindOneAndUpdate().SetReturnDocument(options.After)
+	if exists {
+		// The gen and mode as read: a concurrent SetMode to cached moves
+		// the gen, and this write then reads again and refuses.
+		// And the period as read: beginning one does not move the gen,
+		// and a period begun since would be numbered from 1 again.
+		begun := bson.D{{Key: fieldPeriodStart, Value: bson.D{{Key: "$exists", Value: false}}}}
+		if cur.hasStart {
+			begun = bson.D{{Key: fieldPeriodStart, Value: cur.periodStart}}
+		}
+		filter = counterFilter(name, math.MaxInt64, append(also, equalOrAbsent(fieldGen, cur.gen),
+			absentOr(fieldMode, bson.D{{Key: "$eq", Value: string(seqd.ModeStrict)}}), begun)...)
+		if len(unset) > 0 {
+			update = append(update, bson.E{Key: "$unset", Value: unset})
+		}
+	} else {
+		filter = bson.D{{Key: "_id", Value: name}, {Key: "$and", Value: bson.A{bson.D{{Key: fieldSeq, Value: bson.D{{Key: "$exists", Value: false}}}}}}}
+		if v == nil {
+			update = append(update, bson.E{Key: "$setOnInsert", Value: bson.D{{Key: fieldSeq, Value: int64(0)}}})
+		}
+		opts.SetUpsert(true)
+	}
+	doc, err := c.coll.FindOneAndUpdate(ctx, filter, update, opts).Raw()
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments) || mongo.IsDuplicateKeyError(err):
+		return true, nil // the document changed (or was created) since it was read
+	case err != nil:
 		return false, err
-	})
-	return wrap(err, "set numbering", name)
+	}
+	s, err := parseCounter(name, doc)
+	if err != nil {
+		return false, err
+	}
+	_, err = c.numbering.learn(name, s)
+	return false, err
 }
 
 // numberingValue returns what a SetNumberingValue write sets and unsets to

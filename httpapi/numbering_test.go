@@ -98,7 +98,7 @@ func TestNumberedSequence(t *testing.T) {
 }
 
 // TestNumberingWithValue: a value PUT with a period is the current period's,
-// set after the numbering: an invoice numbering moved to seqd mid-year
+// set with the numbering in one call: an invoice numbering moved to seqd mid-year
 // continues where it was.
 func TestNumberingWithValue(t *testing.T) {
 	s := newServer(t, withAdmin(adminToken))

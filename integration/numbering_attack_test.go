@@ -98,27 +98,10 @@ func TestNumberingNewPeriodWhileOthersWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustNumbered(t, b, "inv", 1, "2026-11-26T17:04")
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if _, err := b.NextNumbered(ctx, "inv", 1); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
+	stop := keepTaking(t, ctx, b, "inv")
 	got, err := a.NextNumbered(ctx, "inv", 1)
 	after, errAfter := b.NextNumbered(ctx, "inv", 1) // begun after a's answer: periods never go back
-	close(stop)
-	wg.Wait()
+	stop()
 	if err != nil || got.Period != "2026-11-26T17:05" {
 		t.Errorf("the new minute's first value: %+v, %v; want a value of 2026-11-26T17:05", got, err)
 	}
@@ -232,26 +215,9 @@ func TestNumberingSetNewPeriodWhileOthersWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustNumbered(t, b, "inv", 1, "2026-11-26T17:04")
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if _, err := b.NextNumbered(ctx, "inv", 1); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
+	stop := keepTaking(t, ctx, b, "inv")
 	err := a.Set(ctx, "inv", 100, false)
-	close(stop)
-	wg.Wait()
+	stop()
 	if err != nil {
 		t.Errorf("Set 100 from a clock in 17:05: %v, want nil", err)
 	}

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -27,6 +28,29 @@ func newClock(t time.Time) *fakeClock {
 func (c *fakeClock) set(t time.Time)        { c.ns.Store(t.UnixNano()) }
 func (c *fakeClock) now() time.Time         { return time.Unix(0, c.ns.Load()) }
 func (c *fakeClock) opts() counters.Options { return counters.Options{Clock: c.now} }
+
+// keepTaking has 8 goroutines take values of name from c, one at a time,
+// until the stop it returns is called; stop waits for them.
+func keepTaking(t *testing.T, ctx context.Context, c *counters.Counter, name string) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if _, err := c.NextNumbered(ctx, name, 1); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	return func() { close(done); wg.Wait() }
+}
 
 // mustNumbered takes n values of name and checks their period.
 func mustNumbered(t *testing.T, c *counters.Counter, name string, n int64, period string) counters.Numbered {

@@ -5,7 +5,6 @@ package integration
 import (
 	"errors"
 	"math"
-	"sync"
 	"testing"
 	"time"
 
@@ -53,26 +52,9 @@ func TestNumberingValueWhileOthersWrite(t *testing.T) {
 				t.Fatal(err)
 			}
 			mustNumbered(t, b, "inv", 1, "2026-11-26T17:04")
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			for range 8 {
-				wg.Go(func() {
-					for {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						if _, err := b.NextNumbered(ctx, "inv", 1); err != nil {
-							t.Error(err)
-							return
-						}
-					}
-				})
-			}
+			stop := keepTaking(t, ctx, b, "inv")
 			err := a.SetNumberingValue(ctx, "inv", nb, 1_000_000, false)
-			close(stop)
-			wg.Wait()
+			stop()
 			if err != nil {
 				t.Errorf("SetNumberingValue 1000000 while values are taken: %v, want nil", err)
 			}
@@ -123,24 +105,8 @@ func TestNumberingValueForcedBackFitsAgain(t *testing.T) {
 	if err := c.SetNumberingValue(ctx, "p", nb, math.MaxInt64-999_999, false); err != nil {
 		t.Fatal(err)
 	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 8 { // callers of one value keep the name's queue
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if _, err := c.NextNumbered(ctx, "p", 1); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	defer func() { close(stop); wg.Wait() }()
+	stop := keepTaking(t, ctx, c, "p") // callers of one value keep the name's queue
+	defer stop()
 	if _, err := c.NextNumbered(ctx, "p", 1_000_000); !errors.Is(err, counters.ErrExhausted) {
 		t.Fatalf("1,000,000 values near the end: %v, want ErrExhausted", err)
 	}
