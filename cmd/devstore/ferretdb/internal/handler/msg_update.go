@@ -109,8 +109,10 @@ func (h *Handler) updateDocument(ctx context.Context, params *common.UpdateParam
 	// seqd change: all the statements run in one transaction
 	// (backends.Database.InTransaction), not one each: an update of 50
 	// statements made 50 commits, each writing the log. And a statement's
-	// write error is reported as mongod reports it, at the statement's index,
-	// beside the counts of the statements that ran: an ordered command stops
+	// write error is reported as mongod reports it (mongodb/specifications,
+	// source/server_write_commands/server_write_commands.md: ordered, default
+	// true; n; writeErrors with the item's index; "Mixed failures"), at the
+	// statement's index, beside the counts of the statements that ran: an ordered command stops
 	// at it, an unordered one runs the others (FerretDB stopped either way and
 	// answered the error alone, at index 0, with no counts, though the
 	// statements before it were applied). The statements that ran stay
