@@ -16,7 +16,7 @@ NORACE_WARNING = @echo "make: WARNING: no C compiler found, so testing WITHOUT t
 # How long `make fuzz` runs each fuzz target.
 FUZZTIME ?= 30s
 
-.PHONY: test unit integration robustness robustness-mutants vet bench fuzz run build devstore screenshots
+.PHONY: test unit integration robustness robustness-mutants vet bench fuzz run build devstore build-both screenshots
 
 # Everything CI runs: vet, unit tests with the race detector (seqd's module and the
 # development store's), then the integration suite (which starts its own store).
@@ -101,10 +101,15 @@ build:
 devstore:
 	cd cmd/devstore && $(GO) build -o ../../bin/devstore .
 
-# Serve the API in the foreground. Without MONGODB_URI it builds seqd, then the
-# development store (one after the other: the second build takes the standard
-# library and the modules the two share from the build cache; built at once, both
-# compiled them), starts the store (data under DEVSTORE_DIR), waits for its
+# seqd and the development store in one go command: run.work puts the two modules in
+# one workspace (each package at the version its own go.mod gives it: TestRunWorkspace
+# in cmd/devstore), so the packages they share are compiled once, and the store named
+# first has its long compile (SQLite translated to Go) start early, beside seqd's.
+build-both:
+	GOWORK="$(CURDIR)/run.work" $(GO) build -o bin/ ./cmd/devstore ./cmd/seqd
+
+# Serve the API in the foreground. Without MONGODB_URI it builds seqd and the
+# development store (build-both), starts the store (data under DEVSTORE_DIR), waits for its
 # "listening on ADDR" line, then starts seqd; Ctrl-C stops both, in order: Ctrl-C
 # signals the terminal's process group, which the store is not in (setsid) and the
 # copy of its output ignores, so seqd stops first and gives back its cached blocks
@@ -119,9 +124,8 @@ run:
 		against="the server in MONGODB_URI"; $(run_banner); \
 		exec bin/seqd; \
 	fi; \
-	[ -x bin/devstore ] || echo "make run: building the development store — first time only, a few minutes"; \
-	[ -x bin/seqd ] || echo "make run: building seqd — first time only"; \
-	$(MAKE) --no-print-directory build && $(MAKE) --no-print-directory devstore || exit 1; \
+	[ -x bin/devstore ] && [ -x bin/seqd ] || echo "make run: building seqd and the development store — first time only, about a minute"; \
+	$(MAKE) --no-print-directory build-both || exit 1; \
 	exec 3< <(exec $$(command -v setsid) bin/devstore -listen $(DEVSTORE_ADDR) -dir $(DEVSTORE_DIR) -repl-set rs0); ds=$$!; \
 	ready=; timedout=; \
 	trap 'kill $$ds 2>/dev/null; wait $$ds 2>/dev/null; st=$$?; \

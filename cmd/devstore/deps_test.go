@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -31,6 +33,58 @@ func TestBuildLeavesOutMetricsAndTracing(t *testing.T) {
 			if strings.HasPrefix(pkg, prefix) {
 				t.Errorf("the build compiles %s", pkg)
 			}
+		}
+	}
+}
+
+// make run builds seqd and the store in one go command, in the workspace run.work
+// (build-both in the Makefile), so that what the two share is compiled once. A
+// workspace takes each module at the highest version any of its modules requires;
+// this checks that every package of the two programs still comes at the version
+// its own module's build gives it, so that make run serves the same code as
+// `go build` in each module.
+func TestRunWorkspaceBuildsWhatEachModuleDoes(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH to list the builds' packages:", err)
+	}
+	list := func(dir, gowork string, pkgs ...string) map[string]bool {
+		t.Helper()
+		args := append([]string{"list", "-deps", "-f", "{{.ImportPath}} {{with .Module}}{{.Path}} {{.Version}}{{end}}"}, pkgs...)
+		cmd := exec.Command(goCmd, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOWORK="+gowork, "GOFLAGS=")
+		out, err := cmd.Output()
+		if err != nil {
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			t.Fatalf("GOWORK=%s go list in %s: %v\n%s", gowork, dir, err, stderr)
+		}
+		set := map[string]bool{}
+		for line := range strings.Lines(string(out)) {
+			set[strings.TrimSpace(line)] = true
+		}
+		return set
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := list(".", "off", ".")
+	for pkg := range list(root, "off", "./cmd/seqd") {
+		want[pkg] = true
+	}
+	got := list(root, filepath.Join(root, "run.work"), "./cmd/devstore", "./cmd/seqd")
+	for pkg := range got {
+		if !want[pkg] {
+			t.Errorf("in run.work: %s; not so in its own module's build", pkg)
+		}
+	}
+	for pkg := range want {
+		if !got[pkg] {
+			t.Errorf("in its own module's build: %s; not so in run.work", pkg)
 		}
 	}
 }
