@@ -52,20 +52,21 @@ func NewKeyring(clients, admins []Token) (*Keyring, error) {
 }
 
 // Set puts clients and admins in force in place of the tokens before, all at
-// once. Tokens with an empty Secret are left out. With no client token, the
-// client routes take any request; with no admin token, PUT answers 403
-// admin_disabled. A token given twice, as client or admin, is an error, which
-// says which two entries (never the token), and changes nothing.
+// once. With no client token, the client routes take any request; with no
+// admin token, PUT answers 403 admin_disabled. A token with an empty Secret is
+// an error, not left out: a list of them must not read as no tokens. So is a
+// token given twice, as client or admin. An error says which entries (never the
+// token), and changes nothing.
 func (k *Keyring) Set(clients, admins []Token) error {
 	s := &keySet{}
 	seen := make(map[[sha256.Size]byte]string)
 	add := func(list []Token, r role, what string) error {
 		for i, t := range list {
+			where := fmt.Sprintf("%s token %d", what, i+1)
 			if t.Secret == "" {
-				continue
+				return fmt.Errorf("httpapi: %s is empty", where)
 			}
 			d := sha256.Sum256([]byte(t.Secret))
-			where := fmt.Sprintf("%s token %d", what, i+1)
 			if first, dup := seen[d]; dup {
 				return fmt.Errorf("httpapi: %s is the same as %s", where, first)
 			}

@@ -2,10 +2,13 @@ package httpapi_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/seqd/seqd/counters"
 	"github.com/seqd/seqd/httpapi"
+	"github.com/seqd/seqd/internal/memseq"
 )
 
 func TestAuth(t *testing.T) {
@@ -121,14 +124,6 @@ func TestAuth(t *testing.T) {
 				metricsOpen,
 			}, open...),
 		},
-		{
-			name:   "empty tokens are ignored",
-			config: []func(*httpapi.Config){withTokens("", clientToken)},
-			checks: []check{
-				{"GET", "/oid", "Bearer ", 401, "unauthorized"},
-				{"GET", "/oid", client, 200, ""},
-			},
-		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -220,5 +215,34 @@ func TestAdminDisabledSaysHow(t *testing.T) {
 		if !strings.Contains(e.Message, want) {
 			t.Errorf("admin_disabled says %q: it does not name %s", e.Message, want)
 		}
+	}
+}
+
+// A token that is empty is a mistake (Tokens: strings.Split(os.Getenv("TOKENS"),
+// ",") with TOKENS unset is []string{""}), and it must not read as "no client
+// tokens", which opens the client routes to anyone: New and NewKeyring refuse
+// it, as seqd refuses SEQD_TOKENS set to a blank list. An AdminToken left empty
+// still means no admin token.
+func TestEmptyTokenRefused(t *testing.T) {
+	for _, tokens := range [][]string{{""}, {"", ""}} {
+		h, err := httpapi.New(httpapi.Config{Sequencers: []counters.Sequencer{memseq.New(counters.StrategyCounter)}, Ping: (&fakePing{}).ping, Tokens: tokens})
+		if err == nil {
+			rec := httptest.NewRecorder()
+			req := newRequest(http.MethodGet, "/seq", "")
+			req.Host = "localhost"
+			h.ServeHTTP(rec, req)
+			t.Errorf("New with Tokens %q: no error; GET /seq without a token answers %d, want New to fail", tokens, rec.Code)
+		}
+	}
+	for _, clients := range [][]httpapi.Token{{{Secret: ""}}, {{Secret: "ok-token"}, {Secret: ""}}} {
+		if _, err := httpapi.NewKeyring(clients, nil); err == nil {
+			t.Errorf("NewKeyring with %d client tokens, one empty: no error", len(clients))
+		}
+	}
+	if _, err := httpapi.NewKeyring(nil, []httpapi.Token{{Secret: ""}}); err == nil {
+		t.Error("NewKeyring with an empty admin token: no error")
+	}
+	if _, err := httpapi.New(httpapi.Config{Sequencers: []counters.Sequencer{memseq.New(counters.StrategyCounter)}, Ping: (&fakePing{}).ping, Tokens: []string{clientToken}}); err != nil {
+		t.Errorf("New with a client token and no AdminToken: %v", err)
 	}
 }

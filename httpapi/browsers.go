@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -87,9 +88,11 @@ func hostCheck(h hostNames) echo.MiddlewareFunc {
 // CheckHost is hostCheck for a listener apart from the API's (--metrics-addr,
 // --pprof-addr): h answers only requests whose Host is listen's host, localhost,
 // an IP address or one of allowed; the others get the API's 421. Without it, a
-// page that rebinds its own name to that address reads what h serves.
+// page that rebinds its own name to that address reads what h serves. A * in
+// allowed is left out: it turns the API's check off for a proxy in front of the
+// API, which checks names itself and is not in front of this listener.
 func CheckHost(listen string, allowed []string, h http.Handler) http.Handler {
-	names := newHostNames(listen, allowed)
+	names := newHostNames(listen, slices.DeleteFunc(slices.Clone(allowed), func(a string) bool { return a == "*" }))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !names.serves(r.Host) {
 			w.Header().Set("Content-Type", "application/json")

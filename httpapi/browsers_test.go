@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -207,5 +208,34 @@ func TestCrossSiteGetWithoutFetchMetadata(t *testing.T) {
 	}
 	if v, _ := s.counter.Value("orders"); v != 1 {
 		t.Errorf("orders at %d after cross-site GETs, want 1", v)
+	}
+}
+
+// --allowed-hosts '*' turns the API's Host check off, for a proxy in front of it
+// that checks names itself. The side listeners (--metrics-addr, --pprof-addr)
+// are not behind that proxy: CheckHost keeps its check for them, so that a page
+// that rebinds its name to their private address still reads nothing. Named
+// hosts, the address, localhost and IP addresses stay served.
+func TestCheckHostIgnoresAnyHost(t *testing.T) {
+	served := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("seqd_values_issued_total 42\n")) })
+	h := httpapi.CheckHost("127.0.0.1:9090", []string{"*", "seqd.internal"}, served)
+	for _, c := range []struct {
+		host string
+		want int
+	}{
+		{"rebind.attacker.example", http.StatusMisdirectedRequest},
+		{"rebind.attacker.example:9090", http.StatusMisdirectedRequest},
+		{"seqd.internal:9090", http.StatusOK},
+		{"localhost:9090", http.StatusOK},
+		{"127.0.0.1:9090", http.StatusOK},
+		{"[::1]:9090", http.StatusOK},
+	} {
+		req := newRequest(http.MethodGet, "/metrics", "")
+		req.Host = c.host
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.want {
+			t.Errorf("GET /metrics, Host %s, allowed hosts * and seqd.internal: %d, want %d; %s", c.host, rec.Code, c.want, rec.Body)
+		}
 	}
 }

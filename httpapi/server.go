@@ -30,9 +30,10 @@ type Config struct {
 	ReadyInterval time.Duration
 	// Timeout bounds each request's backend work; zero means 2s.
 	Timeout time.Duration
-	// Tokens, when not empty, are the client tokens /oid, /uuid, /seq and /status require.
+	// Tokens, when not empty, are the client tokens /oid, /uuid, /snowflake, /seq
+	// and /status require; an empty one among them is an error.
 	Tokens []string
-	// AdminToken enables PUT /seq/{name} for requests that present it.
+	// AdminToken, when not empty, enables PUT /seq/{name} for requests that present it.
 	AdminToken string
 	// Keys, when set, holds the tokens, with their scopes, in place of Tokens and
 	// AdminToken (which must then be empty); Keys.Set changes them while serving.
@@ -92,7 +93,10 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 	if cfg.Keys == nil {
-		admins := []Token{{Secret: cfg.AdminToken}}
+		var admins []Token
+		if cfg.AdminToken != "" {
+			admins = []Token{{Secret: cfg.AdminToken}}
+		}
 		clients := make([]Token, len(cfg.Tokens))
 		for i, t := range cfg.Tokens {
 			clients[i].Secret = t

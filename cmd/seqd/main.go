@@ -96,7 +96,7 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 	fs.StringVar(&tokensFile, "tokens-file", env("SEQD_TOKENS_FILE", ""), "file of client tokens, a line each: TOKEN SCOPE [SCOPE …], a scope a sequence name, a prefix ending in *, or * for every name; # comments; adds to SEQD_TOKENS; read again on SIGHUP (SEQD_TOKENS_FILE)")
 	fs.StringVar(&adminFile, "admin-token-file", env("SEQD_ADMIN_TOKEN_FILE", ""), "file of admin tokens, as --tokens-file: TOKEN SCOPE [SCOPE …] a line; read again on SIGHUP (SEQD_ADMIN_TOKEN_FILE)")
 	var allowedHosts, maxConns, maxOptimistic string
-	fs.StringVar(&allowedHosts, "allowed-hosts", env("SEQD_ALLOWED_HOSTS", ""), "comma-separated host names seqd answers besides its listen address, localhost and IP addresses; other Host headers get 421; * for any (SEQD_ALLOWED_HOSTS)")
+	fs.StringVar(&allowedHosts, "allowed-hosts", env("SEQD_ALLOWED_HOSTS", ""), "comma-separated host names seqd answers besides its listen address, localhost and IP addresses; other Host headers get 421; * for any on the API's address, not on --metrics-addr or --pprof-addr (SEQD_ALLOWED_HOSTS)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", env("SEQD_METRICS_ADDR", ""), "serve /metrics on this address, without a token, instead of on --addr (SEQD_METRICS_ADDR)")
 	fs.StringVar(&maxConns, "max-conns", env("SEQD_MAX_CONNS", "0"), "open client connections at most; idle ones are closed first to make room; 0 is the process's file limit less what the store's connections need (SEQD_MAX_CONNS)")
 	fs.StringVar(&maxOptimistic, "max-optimistic-sequences", env("SEQD_MAX_OPTIMISTIC_SEQUENCES", "1000"), "optimistic sequences (a collection each) the store may hold before a new one is refused with 409 (SEQD_MAX_OPTIMISTIC_SEQUENCES)")

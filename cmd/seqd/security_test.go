@@ -291,30 +291,36 @@ func TestUnauthenticatedConnectionsIdleShort(t *testing.T) {
 // a page under the attacker's name, rebound to the private address README says
 // to keep them on, reads every tenant's totals, which the API's address gives
 // only to an admin token of every name, and the process's goroutine stacks. They
-// answer only the Host names the API serves, as the API does.
+// answer only the Host names the API serves, as the API does; and with
+// --allowed-hosts '*', which turns the API's check off for a proxy in front of
+// it, they keep theirs: that proxy is not in front of them.
 func TestSideListenersCheckHost(t *testing.T) {
 	path := writeFile(t, t.TempDir(), "tokens", "tokR tenant-a.*\n")
-	s := startSeqd(t, "--tokens-file", path, "--metrics-addr", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:0")
-	metricsAt, _ := s.log.waitFor(t, 0, "metrics")
-	pprofAt, _ := s.log.waitFor(t, 0, "profiling")
-	for _, target := range []string{
-		fmt.Sprintf("http://%s/metrics", metricsAt["addr"]),
-		fmt.Sprintf("http://%s/debug/pprof/goroutine?debug=2", pprofAt["addr"]),
-	} {
-		req, err := http.NewRequest(http.MethodGet, target, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Host = "rebind.attacker.example"
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusMisdirectedRequest {
-			t.Errorf("%s with Host rebind.attacker.example: %d, want 421", target, resp.StatusCode)
-		}
+	for _, extra := range [][]string{nil, {"--allowed-hosts", "*"}} {
+		t.Run(fmt.Sprintf("args %q", extra), func(t *testing.T) {
+			s := startSeqd(t, append([]string{"--tokens-file", path, "--metrics-addr", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:0"}, extra...)...)
+			metricsAt, _ := s.log.waitFor(t, 0, "metrics")
+			pprofAt, _ := s.log.waitFor(t, 0, "profiling")
+			for _, target := range []string{
+				fmt.Sprintf("http://%s/metrics", metricsAt["addr"]),
+				fmt.Sprintf("http://%s/debug/pprof/goroutine?debug=2", pprofAt["addr"]),
+			} {
+				req, err := http.NewRequest(http.MethodGet, target, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Host = "rebind.attacker.example"
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusMisdirectedRequest {
+					t.Errorf("%s with Host rebind.attacker.example: %d, want 421", target, resp.StatusCode)
+				}
+			}
+		})
 	}
 }
 
