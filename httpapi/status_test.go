@@ -499,3 +499,52 @@ func TestStatusPageCrossSiteFetch(t *testing.T) {
 		}
 	}
 }
+
+// Over plain http to an address that is not loopback (seqd on a LAN address),
+// browsers send neither Sec-Fetch-* nor, with a GET, Origin: another site's
+// <img> or no-cors fetch of /status then carries the page's saved Basic
+// credentials and nothing that marks it as another site's, and is answered with
+// the token's listing, which that site can time, prefix after prefix (the
+// XS-Search TestStatusPageCrossSiteFetch closes where the browser says where a
+// request comes from). A navigation (Upgrade-Insecure-Requests, which a page
+// cannot add to a no-cors request) and curl still get the page.
+func TestStatusPageCrossSiteWithoutFetchMetadata(t *testing.T) {
+	keys, err := httpapi.NewKeyring([]httpapi.Token{{Secret: clientToken}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, func(c *httpapi.Config) { c.Keys, c.ListenAddr = keys, "0.0.0.0:8080" })
+	s.counter.Store("tenant-b.secret", 1)
+	r, _ := http.NewRequest(http.MethodGet, "/", nil)
+	r.SetBasicAuth("ops", clientToken)
+	basic := r.Header.Get("Authorization")
+	const target = "/status?prefix=tenant-b.s&limit=1"
+	const chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+	serve := func(header ...string) *httptest.ResponseRecorder {
+		req := newRequest(http.MethodGet, target, "", append([]string{"Authorization", basic}, header...)...)
+		req.Host = "192.0.2.10:8080"
+		return s.serve(t, req)
+	}
+	for _, tt := range []struct {
+		what   string
+		header []string
+	}{
+		{"another site's <img>", []string{"User-Agent", chrome, "Accept", "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"}},
+		{"another site's no-cors fetch", []string{"User-Agent", chrome, "Accept", "*/*"}},
+	} {
+		if rec := serve(tt.header...); rec.Code != http.StatusForbidden {
+			t.Errorf("%s of /status on a LAN address with the page's Basic credentials: %d (page listed), want 403 cross_site", tt.what, rec.Code)
+		}
+	}
+	for _, tt := range []struct {
+		what   string
+		header []string
+	}{
+		{"a link followed", []string{"User-Agent", chrome, "Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "Upgrade-Insecure-Requests", "1"}},
+		{"curl", []string{"User-Agent", "curl/8.11.1"}},
+	} {
+		if rec := serve(tt.header...); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "secret") {
+			t.Errorf("%s: %d %.200s, want the page", tt.what, rec.Code, rec.Body)
+		}
+	}
+}
