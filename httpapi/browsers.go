@@ -133,20 +133,31 @@ func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 // site, whose user then sees the page). A browser sends the page's Basic
 // credentials with every request to seqd, whichever site's page makes it: the
 // other site cannot read the answer, but it could time it, prefix after prefix,
-// and learn which names the token's scope holds. A browser that sends neither
-// Sec-Fetch-Site nor Origin (plain http to an address that is not loopback)
-// cannot be told apart from curl, and is served.
+// and learn which names the token's scope holds. Over plain http to an address
+// that is not loopback, a browser sends neither Sec-Fetch-Site nor Origin with
+// a GET, so there a browser's request (its User-Agent, as sameOrigin reads it)
+// is served only as a navigation: with Upgrade-Insecure-Requests, which every
+// browser sends when it opens a page in a window or frame and which a page
+// cannot add to an <img> or a fetch. A frame of the page is not drawn
+// (frame-ancestors 'none'), but its load, like a window's, can be timed: the
+// README says so.
 func pageOnly(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		if crossOrigin(r) && (r.Header.Get("Sec-Fetch-Mode") != "navigate" || r.Header.Get("Sec-Fetch-Dest") != "document") {
 			return errCrossSitePage
 		}
+		if r.Header.Get("Sec-Fetch-Site") == "" && r.Header.Get("Origin") == "" &&
+			r.Header.Get("Upgrade-Insecure-Requests") != "1" && strings.HasPrefix(r.Header.Get("User-Agent"), "Mozilla/") {
+			return errUnmarkedPage
+		}
 		return next(c)
 	}
 }
 
 var errCrossSitePage = &Error{Code: "cross_site", Message: "another site's page may not fetch the status page; open it in a window of its own"}
+
+var errUnmarkedPage = &Error{Code: "cross_site", Message: "a browser that does not say where a request came from gets the status page only when it opens it in a window of its own"}
 
 var errBrowserGet = &Error{Code: "cross_site", Message: "a browser that does not say where a request came from may not spend values with GET; use POST"}
 
