@@ -496,3 +496,60 @@ func TestScopedAdminWithoutClientTokens(t *testing.T) {
 		}
 	}
 }
+
+// A token file other users may read or change, and SEQD_TOKENS (tokens of every
+// name) beside a file of scoped client tokens, widen nothing by themselves but are
+// likely mistakes: seqd starts, and says so at warning level, at start and at
+// SIGHUP. They are not refused: a container platform mounts secrets 0644.
+func TestTokenSourcesWarn(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "tokens", "tokA tenant-a.*\n")
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startSeqd(t, "--tokens-file", path)
+	entry, from := s.log.waitFor(t, 0, "tokens read with a warning")
+	if w, _ := entry["warning"].(string); entry["level"] != "WARN" || !strings.Contains(w, path) || !strings.Contains(w, "0644") || !strings.Contains(w, "chmod 600") {
+		t.Errorf("a token file of mode 0644: %v, want a warning naming the file, its mode and chmod 600", entry)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hangup(t)
+	_, after := s.log.waitFor(t, from, "tokens reloaded")
+	s.log.mu.Lock()
+	for _, line := range s.log.lines[from:after] {
+		if strings.Contains(line, "tokens read with a warning") {
+			t.Errorf("read again at mode 0600: %s", line)
+		}
+	}
+	s.log.mu.Unlock()
+	if err := os.Chmod(path, 0o620); err != nil {
+		t.Fatal(err)
+	}
+	hangup(t)
+	entry, _ = s.log.waitFor(t, after, "tokens read with a warning")
+	if w, _ := entry["warning"].(string); !strings.Contains(w, "0620") {
+		t.Errorf("read again at mode 0620 (others in the group may write it): %v, want a warning", entry)
+	}
+
+	every := writeFile(t, dir, "every", "tokAll *\n")
+	for _, tc := range []struct {
+		file string
+		warn bool
+	}{{path, true}, {every, false}} {
+		c, err := parseConfig([]string{"--tokens-file", tc.file}, envOf("MONGODB_URI", "mongodb://db", "SEQD_TOKENS", "tokEnv"), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := false
+		for _, w := range c.keys.warnings {
+			if strings.Contains(w, "SEQD_TOKENS gives tokens of every name") && strings.Contains(w, "line 1") {
+				warned = true
+			}
+		}
+		if warned != tc.warn {
+			t.Errorf("SEQD_TOKENS beside %s: warnings %q, want a warning about SEQD_TOKENS %v", tc.file, c.keys.warnings, tc.warn)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -51,6 +52,11 @@ type tokenSources struct {
 // tokenSet is what tokenSources hold at one reading.
 type tokenSet struct {
 	clients, admins []httpapi.Token
+	// warnings are what the reading found that widens nothing by itself but is
+	// likely a mistake: a file other users may read or write, SEQD_TOKENS (every
+	// name) beside a file of scoped client tokens. They are logged, not refused:
+	// a secret mounted by a container platform is often 0644.
+	warnings []string
 }
 
 // files reports whether s has a file to read again on SIGHUP.
@@ -67,6 +73,7 @@ func (s tokenSources) load() (tokenSet, error) {
 	var set tokenSet
 	seen := make(map[string]string) // token → where it was first given
 	scopedAdmin := ""               // where the first admin token with a scope was given
+	scopedClient := ""              // likewise, a client token
 	add := func(list *[]httpapi.Token, secret string, scope httpapi.Scope, where string) error {
 		if first, dup := seen[secret]; dup {
 			return fmt.Errorf("%s: the same token as %s", where, first)
@@ -105,9 +112,12 @@ func (s tokenSources) load() (tokenSet, error) {
 		if f.path == "" {
 			continue
 		}
-		lines, err := readTokenFile(f.path)
+		lines, perm, err := readTokenFile(f.path)
 		if err != nil {
 			return tokenSet{}, fmt.Errorf("%s: %w", f.flag, err)
+		}
+		if perm&0o077 != 0 {
+			set.warnings = append(set.warnings, fmt.Sprintf("%s %s: other users may read or change it (mode %04o); chmod 600 it", f.flag, f.path, perm))
 		}
 		for _, l := range lines {
 			where := fmt.Sprintf("%s %s line %d", f.flag, f.path, l.line)
@@ -116,6 +126,10 @@ func (s tokenSources) load() (tokenSet, error) {
 			}
 			if f.list == &set.admins && !l.scope.All() && scopedAdmin == "" {
 				scopedAdmin = where
+			}
+			if f.list == &set.clients && !l.scope.All() && s.hasClients && scopedClient == "" {
+				scopedClient = where
+				set.warnings = append(set.warnings, fmt.Sprintf("SEQD_TOKENS gives tokens of every name beside the scoped tokens of --tokens-file (%s); unset it if the file is meant to hold them all", where))
 			}
 		}
 	}
@@ -178,29 +192,29 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 // be a regular file: a named pipe or a device would be waited on, or read without
 // end, at start or at a SIGHUP, and seqd would neither read its tokens again nor
 // stop (O_NONBLOCK opens a pipe without waiting for a writer).
-func readTokenFile(path string) ([]tokenLine, error) {
+func readTokenFile(path string) ([]tokenLine, fs.FileMode, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%v); write the tokens to a file and rename it into place", path, info.Mode().Type())
+		return nil, 0, fmt.Errorf("%s: not a regular file (%v); write the tokens to a file and rename it into place", path, info.Mode().Type())
 	}
 	b, err := io.ReadAll(f)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	b = bytes.TrimPrefix(b, utf8BOM)
 	// A file read while it is being written may end inside a line, and a line
 	// cut inside its scope names another scope ("tenant-b.secret" of
 	// "tenant-b.secret-archive"): so the last line must be whole.
 	if last := bytes.LastIndexByte(b, '\n'); len(bytes.TrimSpace(b[last+1:])) > 0 {
-		return nil, fmt.Errorf("%s line %d: no newline at its end: the file may be half written (write it elsewhere and rename it into place)", path, bytes.Count(b, []byte("\n"))+1)
+		return nil, 0, fmt.Errorf("%s line %d: no newline at its end: the file may be half written (write it elsewhere and rename it into place)", path, bytes.Count(b, []byte("\n"))+1)
 	}
 	var out []tokenLine
 	for i, text := range strings.Split(string(b), "\n") {
@@ -217,24 +231,24 @@ func readTokenFile(path string) ([]tokenLine, error) {
 			continue
 		}
 		if text[0] == ' ' || text[0] == '\t' {
-			return nil, fmt.Errorf("%s line %d: starts with white space; a line is TOKEN SCOPE [SCOPE …] from its first character", path, n)
+			return nil, 0, fmt.Errorf("%s line %d: starts with white space; a line is TOKEN SCOPE [SCOPE …] from its first character", path, n)
 		}
 		if err := checkToken(words[0]); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", path, n, err)
+			return nil, 0, fmt.Errorf("%s line %d: %w", path, n, err)
 		}
 		if len(words) == 1 {
-			return nil, fmt.Errorf("%s line %d: a token without a scope; a line is TOKEN SCOPE [SCOPE …], * for every name", path, n)
+			return nil, 0, fmt.Errorf("%s line %d: a token without a scope; a line is TOKEN SCOPE [SCOPE …], * for every name", path, n)
 		}
 		scope, err := httpapi.ParseScope(words[1:]...)
 		if err != nil {
-			return nil, fmt.Errorf("%s line %d: want TOKEN SCOPE [SCOPE …]: %w", path, n, err)
+			return nil, 0, fmt.Errorf("%s line %d: want TOKEN SCOPE [SCOPE …]: %w", path, n, err)
 		}
 		out = append(out, tokenLine{secret: words[0], scope: scope, line: n})
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no token in the file (a line is TOKEN SCOPE [SCOPE …])", path)
+		return nil, 0, fmt.Errorf("%s: no token in the file (a line is TOKEN SCOPE [SCOPE …])", path)
 	}
-	return out, nil
+	return out, info.Mode().Perm(), nil
 }
 
 // reloadOnHangup reads the tokens again each time hangup delivers, and puts them
@@ -261,6 +275,9 @@ func reloadOnHangup(ctx context.Context, hangup <-chan os.Signal, src tokenSourc
 		if err != nil {
 			log.Error("SIGHUP: tokens not reloaded, the tokens before stay in force", "err", err.Error())
 			continue
+		}
+		for _, w := range set.warnings {
+			log.Warn("tokens read with a warning", "warning", w)
 		}
 		clients, admins := keys.Counts()
 		log.Info("tokens reloaded", "client_tokens", clients, "admin_tokens", admins)

@@ -40,7 +40,7 @@ func TestReadTokenFile(t *testing.T) {
 		"tok-all * tenant-a.x",
 		"tok/+=  x # a comment starts a word",
 	}, "\r\n")+"\r\n") // a file's last line ends too: without it, it may be cut
-	lines, err := readTokenFile(path)
+	lines, _, err := readTokenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestMalformedTokenFileStopsSeqd(t *testing.T) {
 // it stays a comment, and no token is made of the mark and the header.
 func TestTokenFileBOM(t *testing.T) {
 	path := writeFile(t, t.TempDir(), "tokens", "\ufeff##########\ntok-a tenant-a.*\ntok-b tenant-b.*   # tenant B\n")
-	lines, err := readTokenFile(path)
+	lines, _, err := readTokenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
