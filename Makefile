@@ -16,7 +16,7 @@ NORACE_WARNING = @echo "make: WARNING: no C compiler found, so testing WITHOUT t
 # How long `make fuzz` runs each fuzz target.
 FUZZTIME ?= 30s
 
-.PHONY: test unit integration robustness robustness-mutants vet bench fuzz run build devstore build-both screenshots
+.PHONY: test unit integration robustness robustness-mutants vet bench fuzz run build devstore build-both build-first screenshots
 
 # Everything CI runs: vet, unit tests with the race detector (seqd's module and the
 # development store's), then the integration suite (which starts its own store).
@@ -108,8 +108,24 @@ devstore:
 build-both:
 	GOWORK="$(CURDIR)/run.work" $(GO) build -o bin/ ./cmd/devstore ./cmd/seqd
 
+# A first build (build-first) fetches the modules, which takes the network and
+# little CPU, while it compiles the standard packages the two programs import,
+# which need nothing fetched; then build-both finds them compiled. RUN_STD is
+# what they import from the standard library, as the packages nothing else in
+# it imports (TestRunStdIsWhatTheProgramsImport in cmd/devstore keeps it true),
+# but runtime/cgo, which a build without cgo leaves out.
+RUN_STD = compress/zlib crypto/pbkdf2 database/sql embed encoding/xml expvar flag go/token hash/fnv \
+	html/template io/ioutil log/slog net/http/httputil net/http/pprof os/exec os/signal runtime/debug \
+	runtime/metrics time/tzdata
+build-first:
+	@GOWORK=off $(GO) build $(RUN_STD) & std=$$!; \
+	GOWORK="$(CURDIR)/run.work" $(GO) list -deps ./cmd/devstore ./cmd/seqd >/dev/null; st=$$?; \
+	wait $$std; [ $$st = 0 ] || exit $$st; \
+	$(MAKE) --no-print-directory build-both
+
 # Serve the API in the foreground. Without MONGODB_URI it builds seqd and the
-# development store (build-both), starts the store (data under DEVSTORE_DIR), waits for its
+# development store (build-first the first time, then build-both), starts the
+# store (data under DEVSTORE_DIR), waits for its
 # "listening on ADDR" line, then starts seqd; Ctrl-C stops both, in order: Ctrl-C
 # signals the terminal's process group, which the store is not in (setsid) and the
 # copy of its output ignores, so seqd stops first and gives back its cached blocks
@@ -124,8 +140,9 @@ run:
 		against="the server in MONGODB_URI"; $(run_banner); \
 		exec bin/seqd; \
 	fi; \
-	[ -x bin/devstore ] && [ -x bin/seqd ] || echo "make run: building seqd and the development store — first time only, about a minute"; \
-	$(MAKE) --no-print-directory build-both || exit 1; \
+	if [ -x bin/devstore ] && [ -x bin/seqd ]; then $(MAKE) --no-print-directory build-both || exit 1; \
+	else echo "make run: building seqd and the development store — first time only, about a minute"; \
+		$(MAKE) --no-print-directory build-first || exit 1; fi; \
 	exec 3< <(exec $$(command -v setsid) bin/devstore -listen $(DEVSTORE_ADDR) -dir $(DEVSTORE_DIR) -repl-set rs0); ds=$$!; \
 	ready=; timedout=; \
 	trap 'kill $$ds 2>/dev/null; wait $$ds 2>/dev/null; st=$$?; \

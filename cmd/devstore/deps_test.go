@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -86,5 +87,62 @@ func TestRunWorkspaceBuildsWhatEachModuleDoes(t *testing.T) {
 		if !got[pkg] {
 			t.Errorf("in its own module's build: %s; not so in run.work", pkg)
 		}
+	}
+}
+
+// make run's first build compiles RUN_STD (the Makefile) while it fetches the
+// modules: the standard packages the two programs import, as those that no other
+// package of theirs in the standard library imports, so that go build of the list
+// compiles every standard package they need, and no other. runtime/cgo is left
+// out of both: a build without cgo has none.
+func TestRunStdIsWhatTheProgramsImport(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH to list the builds' packages:", err)
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, ok := strings.Cut(strings.ReplaceAll(string(makefile), "\\\n", " "), "\nRUN_STD = ")
+	if !ok {
+		t.Fatal("no RUN_STD = in the Makefile")
+	}
+	list, _, _ = strings.Cut(list, "\n")
+	got := strings.Fields(list)
+
+	cmd := exec.Command(goCmd, "list", "-deps", "-f", "{{if .Standard}}{{.ImportPath}} {{join .Imports \" \"}}{{end}}", "./cmd/devstore", "./cmd/seqd")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "run.work"), "GOFLAGS=")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	imported := map[string]bool{}
+	var std []string
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		std = append(std, f[0])
+		for _, p := range f[1:] {
+			imported[p] = true
+		}
+	}
+	var want []string
+	for _, p := range std {
+		if !imported[p] && p != "runtime/cgo" {
+			want = append(want, p)
+		}
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("RUN_STD = %s\nwant RUN_STD = %s", strings.Join(got, " "), strings.Join(want, " "))
 	}
 }
