@@ -553,3 +553,37 @@ func TestTokenSourcesWarn(t *testing.T) {
 		}
 	}
 }
+
+// SEQD_ADMIN_TOKEN, an admin token of every name, beside an --admin-token-file
+// of scoped admin tokens is the same likely mistake as SEQD_TOKENS beside scoped
+// client tokens (a variable left from before tenants), with more at stake: it
+// may set every tenant's sequences. seqd warns of it, naming the line, never the
+// token; an admin file of every name alone gets no warning.
+func TestAdminTokenBesideScopedAdminsWarns(t *testing.T) {
+	dir := t.TempDir()
+	clients := writeFile(t, dir, "tokens", "tokA tenant-a.*\ntokB tenant-b.*\n")
+	scoped := writeFile(t, dir, "admins", "admA tenant-a.*\n")
+	every := writeFile(t, dir, "every", "admAll *\n")
+	for _, tc := range []struct {
+		file string
+		warn bool
+	}{{scoped, true}, {every, false}} {
+		c, err := parseConfig([]string{"--tokens-file", clients, "--admin-token-file", tc.file},
+			envOf("MONGODB_URI", "mongodb://db", "SEQD_ADMIN_TOKEN", "admEnvSecret"), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := false
+		for _, w := range c.keys.warnings {
+			if strings.Contains(w, "admEnvSecret") {
+				t.Errorf("a warning holds the token: %q", w)
+			}
+			if strings.Contains(w, "SEQD_ADMIN_TOKEN") && strings.Contains(w, "line 1") {
+				warned = true
+			}
+		}
+		if warned != tc.warn {
+			t.Errorf("SEQD_ADMIN_TOKEN beside %s: warnings %q, want a warning about SEQD_ADMIN_TOKEN naming line 1: %v", tc.file, c.keys.warnings, tc.warn)
+		}
+	}
+}
