@@ -54,7 +54,8 @@ type tokenSet struct {
 	clients, admins []httpapi.Token
 	// warnings are what the reading found that widens nothing by itself but is
 	// likely a mistake: a file other users may read or write, SEQD_TOKENS (every
-	// name) beside a file of scoped client tokens. They are logged, not refused:
+	// name) beside a file of scoped client tokens, SEQD_ADMIN_TOKEN beside a file
+	// of scoped admin tokens. They are logged, not refused:
 	// a secret mounted by a container platform is often 0644.
 	warnings []string
 }
@@ -126,6 +127,9 @@ func (s tokenSources) load() (tokenSet, error) {
 			}
 			if f.list == &set.admins && !l.scope.All() && scopedAdmin == "" {
 				scopedAdmin = where
+				if s.hasAdmin {
+					set.warnings = append(set.warnings, fmt.Sprintf("SEQD_ADMIN_TOKEN gives an admin token of every name beside the scoped admin tokens of --admin-token-file (%s); unset it if the file is meant to hold them all", where))
+				}
 			}
 			if f.list == &set.clients && !l.scope.All() && s.hasClients && scopedClient == "" {
 				scopedClient = where
