@@ -280,3 +280,17 @@ func TestScopedAdminAloneRefused(t *testing.T) {
 		t.Errorf("NewKeyring with an admin token of every name alone: %v, want it allowed (SEQD_ADMIN_TOKEN=… make run)", err)
 	}
 }
+
+// TestZeroKeyringRefused: a Keyring not made by NewKeyring holds no tokens in
+// force, not "no tokens": New refuses it, rather than serve every request to a
+// client route, /status and /metrics a 500.
+func TestZeroKeyringRefused(t *testing.T) {
+	h, err := httpapi.New(httpapi.Config{Sequencers: []counters.Sequencer{memseq.New(counters.StrategyCounter)}, Ping: (&fakePing{}).ping, Keys: &httpapi.Keyring{}})
+	if err == nil {
+		rec := httptest.NewRecorder()
+		req := newRequest(http.MethodGet, "/seq", "")
+		req.Host = "localhost"
+		h.ServeHTTP(rec, req)
+		t.Errorf("New with a zero Keyring: no error; GET /seq answers %d, want New to fail", rec.Code)
+	}
+}
