@@ -587,3 +587,36 @@ func TestAdminTokenBesideScopedAdminsWarns(t *testing.T) {
 		}
 	}
 }
+
+// A token file in a directory other users may write can be replaced by them
+// (rename a file of their own tokens into place, then wait for a SIGHUP), which
+// changes it as surely as a mode of 0666: seqd warns of it as of the file's mode,
+// naming the directory and its mode.
+func TestTokenFileInWritableDirectoryWarns(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := writeFile(t, dir, "tokens", "tokA tenant-a.*\n")
+	for _, tc := range []struct {
+		mode os.FileMode
+		warn bool
+	}{{0o700, false}, {0o755, false}, {0o777, true}, {0o770, true}, {0o777 | os.ModeSticky, true}} {
+		if err := os.Chmod(dir, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		c, err := parseConfig([]string{"--tokens-file", path}, envOf("MONGODB_URI", "mongodb://db"), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := false
+		for _, w := range c.keys.warnings {
+			if strings.Contains(w, dir) && strings.Contains(w, "directory") {
+				warned = true
+			}
+		}
+		if warned != tc.warn {
+			t.Errorf("a token file in a directory of mode %v: warnings %q, want a warning naming the directory: %v", tc.mode, c.keys.warnings, tc.warn)
+		}
+	}
+}
