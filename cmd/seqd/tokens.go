@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -53,7 +54,8 @@ type tokenSources struct {
 type tokenSet struct {
 	clients, admins []httpapi.Token
 	// warnings are what the reading found that widens nothing by itself but is
-	// likely a mistake: a file other users may read or write, SEQD_TOKENS (every
+	// likely a mistake: a file other users may read or write, or replace (its
+	// directory is theirs to write), SEQD_TOKENS (every
 	// name) beside a file of scoped client tokens, SEQD_ADMIN_TOKEN beside a file
 	// of scoped admin tokens. They are logged, not refused:
 	// a secret mounted by a container platform is often 0644.
@@ -120,6 +122,10 @@ func (s tokenSources) load() (tokenSet, error) {
 		if perm&0o077 != 0 {
 			set.warnings = append(set.warnings, fmt.Sprintf("%s %s: other users may read or change it (mode %04o); chmod 600 it", f.flag, f.path, perm))
 		}
+		// Who may write the directory may rename a file of their own over this one.
+		if dir := filepath.Dir(f.path); dirWritableByOthers(dir) {
+			set.warnings = append(set.warnings, fmt.Sprintf("%s %s: other users may write its directory %s and put a file of their own in its place; keep it in a directory only seqd's user may write", f.flag, f.path, dir))
+		}
 		for _, l := range lines {
 			where := fmt.Sprintf("%s %s line %d", f.flag, f.path, l.line)
 			if err := add(f.list, l.secret, l.scope, where); err != nil {
@@ -143,6 +149,14 @@ func (s tokenSources) load() (tokenSet, error) {
 		return tokenSet{}, fmt.Errorf("%s: an admin token with a scope, and no client token: the client routes would take any request, every tenant's sequences included; add client tokens (--tokens-file or SEQD_TOKENS), or give the admin token * for every name", scopedAdmin)
 	}
 	return set, nil
+}
+
+// dirWritableByOthers reports whether dir's group or other users may write it
+// (sticky or not: where the file is missing, anyone may make it); false when it
+// cannot be read.
+func dirWritableByOthers(dir string) bool {
+	info, err := os.Stat(dir)
+	return err == nil && info.Mode().Perm()&0o022 != 0
 }
 
 // envTokens reads the comma-separated tokens of the variable name. Spaces around
