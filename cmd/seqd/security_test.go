@@ -620,3 +620,35 @@ func TestTokenFileInWritableDirectoryWarns(t *testing.T) {
 		}
 	}
 }
+
+// A token file of mode 0600 that another user owns is theirs to change: seqd,
+// run as root or as a user that may read it through its group, warns of it,
+// naming the owner's uid. A file of root's or of seqd's own user is not warned of.
+func TestTokenFileOfAnotherUserWarns(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("giving a file to another user needs root")
+	}
+	dir := t.TempDir()
+	path := writeFile(t, dir, "tokens", "tokA tenant-a.*\n")
+	for _, tc := range []struct {
+		uid  int
+		warn bool
+	}{{0, false}, {65534, true}} {
+		if err := os.Chown(path, tc.uid, -1); err != nil {
+			t.Fatal(err)
+		}
+		c, err := parseConfig([]string{"--tokens-file", path}, envOf("MONGODB_URI", "mongodb://db"), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := false
+		for _, w := range c.keys.warnings {
+			if strings.Contains(w, path) && strings.Contains(w, fmt.Sprintf("uid %d", tc.uid)) {
+				warned = true
+			}
+		}
+		if warned != tc.warn {
+			t.Errorf("a token file of mode 0600 owned by uid %d: warnings %q, want a warning naming the owner: %v", tc.uid, c.keys.warnings, tc.warn)
+		}
+	}
+}
