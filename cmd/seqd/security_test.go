@@ -652,3 +652,34 @@ func TestTokenFileOfAnotherUserWarns(t *testing.T) {
 		}
 	}
 }
+
+// SEQD_TOKENS beside scoped admin tokens and no --tokens-file: the admins keep
+// to their tenants while every client token may use every tenant's names, the
+// same likely mistake as SEQD_TOKENS beside scoped client tokens (a variable
+// left from before tenants, a --tokens-file forgotten): seqd warns of it.
+func TestClientTokensBesideScopedAdminsWarn(t *testing.T) {
+	dir := t.TempDir()
+	scoped := writeFile(t, dir, "admins", "admA tenant-a.*\nadmB tenant-b.*\n")
+	every := writeFile(t, dir, "every", "admAll *\n")
+	for _, tc := range []struct {
+		file string
+		warn bool
+	}{{scoped, true}, {every, false}} {
+		c, err := parseConfig([]string{"--admin-token-file", tc.file}, envOf("MONGODB_URI", "mongodb://db", "SEQD_TOKENS", "tokEnvSecret"), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := false
+		for _, w := range c.keys.warnings {
+			if strings.Contains(w, "tokEnvSecret") {
+				t.Errorf("a warning holds the token: %q", w)
+			}
+			if strings.Contains(w, "SEQD_TOKENS") && strings.Contains(w, "line 1") {
+				warned = true
+			}
+		}
+		if warned != tc.warn {
+			t.Errorf("SEQD_TOKENS beside the admin file %s: warnings %q, want a warning about SEQD_TOKENS naming line 1: %v", tc.file, c.keys.warnings, tc.warn)
+		}
+	}
+}
