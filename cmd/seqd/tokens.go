@@ -57,8 +57,8 @@ type tokenSet struct {
 	// likely a mistake: a file other users may read or write (its mode, or its
 	// owner), or replace (its
 	// directory is theirs to write), SEQD_TOKENS (every
-	// name) beside a file of scoped client tokens, SEQD_ADMIN_TOKEN beside a file
-	// of scoped admin tokens. They are logged, not refused:
+	// name) beside a file of scoped client or admin tokens, SEQD_ADMIN_TOKEN
+	// beside a file of scoped admin tokens. They are logged, not refused:
 	// a secret mounted by a container platform is often 0644.
 	warnings []string
 }
@@ -146,6 +146,9 @@ func (s tokenSources) load() (tokenSet, error) {
 				set.warnings = append(set.warnings, fmt.Sprintf("SEQD_TOKENS gives tokens of every name beside the scoped tokens of --tokens-file (%s); unset it if the file is meant to hold them all", where))
 			}
 		}
+	}
+	if scopedAdmin != "" && s.hasClients && scopedClient == "" {
+		set.warnings = append(set.warnings, fmt.Sprintf("SEQD_TOKENS gives client tokens of every name beside the scoped admin tokens of --admin-token-file (%s): every client may use every tenant's sequences; give client tokens scopes in a --tokens-file", scopedAdmin))
 	}
 	// A scoped admin token means tenants share seqd; with no client token the
 	// client routes take any request, every tenant's names and values included.
