@@ -159,11 +159,12 @@ func (s tokenSources) load() (tokenSet, error) {
 }
 
 // dirWritableByOthers reports whether dir's group or other users may write it
-// (sticky or not: where the file is missing, anyone may make it); false when it
-// cannot be read.
+// and so replace what it holds; false when it cannot be read. A sticky
+// directory (/tmp, a Kubernetes secret volume) lets them replace only their own
+// files: a token file one of them made is another user's (a warning of its own).
 func dirWritableByOthers(dir string) bool {
 	info, err := os.Stat(dir)
-	return err == nil && info.Mode().Perm()&0o022 != 0
+	return err == nil && info.Mode().Perm()&0o022 != 0 && info.Mode()&os.ModeSticky == 0
 }
 
 // envTokens reads the comma-separated tokens of the variable name. Spaces around
