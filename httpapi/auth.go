@@ -55,8 +55,10 @@ func NewKeyring(clients, admins []Token) (*Keyring, error) {
 // once. With no client token, the client routes take any request; with no
 // admin token, PUT answers 403 admin_disabled. A token with an empty Secret is
 // an error, not left out: a list of them must not read as no tokens. So is a
-// token given twice, as client or admin. An error says which entries (never the
-// token), and changes nothing.
+// token given twice, as client or admin, and an admin token with a scope (not
+// every name) without client tokens: its tenants' sequences would be open to
+// anyone on the client routes. An error says which entries (never the token),
+// and changes nothing.
 func (k *Keyring) Set(clients, admins []Token) error {
 	s := &keySet{}
 	seen := make(map[[sha256.Size]byte]string)
@@ -83,6 +85,13 @@ func (k *Keyring) Set(clients, admins []Token) error {
 		return err
 	}
 	s.admins = len(s.entries) - s.clients
+	if s.clients == 0 {
+		for i, a := range admins {
+			if !a.Scope.All() {
+				return fmt.Errorf("httpapi: admin token %d has a scope, and there is no client token: the client routes would take any request, every name included; add client tokens, or give the admin token every name", i+1)
+			}
+		}
+	}
 	k.keys.Store(s)
 	return nil
 }

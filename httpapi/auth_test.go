@@ -246,3 +246,51 @@ func TestEmptyTokenRefused(t *testing.T) {
 		t.Errorf("New with a client token and no AdminToken: %v", err)
 	}
 }
+
+// TestScopedAdminAloneRefused: an admin token with a scope and no client token
+// would leave the client routes open to anyone, every tenant's sequences
+// included, while the admin keeps to its scope; README's Tenants says that is
+// refused. Keyring refuses it, as seqd's token files do, also when Set would put
+// it in force in place of client tokens while serving.
+func TestScopedAdminAloneRefused(t *testing.T) {
+	scope, err := httpapi.ParseScope("tenant-a.*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scopedAdmin := []httpapi.Token{{Secret: adminToken, Scope: scope}}
+	if k, err := httpapi.NewKeyring(nil, scopedAdmin); err == nil {
+		s := newServer(t, func(c *httpapi.Config) { c.Keys = k })
+		rec := s.serve(t, newRequest(http.MethodPost, "/seq/tenant-b.orders/next", ""))
+		t.Errorf("NewKeyring with a scoped admin token and no client token: no error; POST /seq/tenant-b.orders/next without a token answers %d, want NewKeyring to fail", rec.Code)
+	}
+
+	k, err := httpapi.NewKeyring([]httpapi.Token{{Secret: clientToken, Scope: scope}}, scopedAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, func(c *httpapi.Config) { c.Keys = k })
+	if err := k.Set(nil, scopedAdmin); err == nil {
+		t.Error("Keyring.Set with a scoped admin token and no client token: no error")
+	}
+	if rec := s.serve(t, newRequest(http.MethodPost, "/seq/tenant-b.orders/next", "")); rec.Code != http.StatusUnauthorized {
+		t.Errorf("after the refused Set, POST /seq/tenant-b.orders/next without a token answers %d, want 401: the client token must stay in force", rec.Code)
+	}
+
+	if _, err := httpapi.NewKeyring(nil, []httpapi.Token{{Secret: adminToken}}); err != nil {
+		t.Errorf("NewKeyring with an admin token of every name alone: %v, want it allowed (SEQD_ADMIN_TOKEN=… make run)", err)
+	}
+}
+
+// TestZeroKeyringRefused: a Keyring not made by NewKeyring holds no tokens in
+// force, not "no tokens": New refuses it, rather than serve every request to a
+// client route, /status and /metrics a 500.
+func TestZeroKeyringRefused(t *testing.T) {
+	h, err := httpapi.New(httpapi.Config{Sequencers: []counters.Sequencer{memseq.New(counters.StrategyCounter)}, Ping: (&fakePing{}).ping, Keys: &httpapi.Keyring{}})
+	if err == nil {
+		rec := httptest.NewRecorder()
+		req := newRequest(http.MethodGet, "/seq", "")
+		req.Host = "localhost"
+		h.ServeHTTP(rec, req)
+		t.Errorf("New with a zero Keyring: no error; GET /seq answers %d, want New to fail", rec.Code)
+	}
+}

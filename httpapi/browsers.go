@@ -21,8 +21,9 @@ import (
 //     the attacker controls, so an IP address in Host is served (it is the address
 //     the client dialled, as the listen address is).
 //   - sameOrigin answers 403 to a request that spends or changes a value (POST and
-//     PUT, and GET /seq/{name}/next) when the browser marks it as coming from
-//     another site or origin: Sec-Fetch-Site other than same-origin or none, or,
+//     PUT, and GET /seq/{name}/next) that a browser makes speculatively (a
+//     prefetch or prerender, which another site's page may ask for), or marks as
+//     coming from another site or origin: Sec-Fetch-Site other than same-origin or none, or,
 //     from a browser that does not send that, an Origin whose host is not the
 //     request's. A GET without either from a browser (its User-Agent) is refused
 //     too: over plain http to a non-loopback address browsers send neither.
@@ -116,6 +117,9 @@ var errCrossSite = &Error{Code: "cross_site", Message: "a request from another s
 func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
+		if speculative(r) {
+			return errSpeculative
+		}
 		if crossOrigin(r) {
 			return errCrossSite
 		}
@@ -127,7 +131,9 @@ func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// pageOnly refuses, with 403 cross_site, a request for the status page that a
+// pageOnly refuses, with 403 cross_site, a browser's speculative load of the
+// status page (speculative: another site's page may ask for one, and Chromium
+// sends it as if its user had typed the address), and a request for it that a
 // browser marks as another origin's (crossOrigin) unless it is a navigation to
 // it (Sec-Fetch-Mode navigate, Sec-Fetch-Dest document: a link from another
 // site, whose user then sees the page). A browser sends the page's Basic
@@ -144,6 +150,9 @@ func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 func pageOnly(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
+		if speculative(r) {
+			return errSpeculative
+		}
 		if crossOrigin(r) && (r.Header.Get("Sec-Fetch-Mode") != "navigate" || r.Header.Get("Sec-Fetch-Dest") != "document") {
 			return errCrossSitePage
 		}
@@ -160,6 +169,19 @@ var errCrossSitePage = &Error{Code: "cross_site", Message: "another site's page 
 var errUnmarkedPage = &Error{Code: "cross_site", Message: "a browser that does not say where a request came from gets the status page only when it opens it in a window of its own"}
 
 var errBrowserGet = &Error{Code: "cross_site", Message: "a browser that does not say where a request came from may not spend values with GET; use POST"}
+
+var errSpeculative = &Error{Code: "cross_site", Message: "a browser's speculative load (prefetch, prerender) may not spend values or get the status page; open the address itself"}
+
+// speculative reports whether a browser loads r ahead of a navigation that may
+// never come: what a page asks for with <script type="speculationrules"> or
+// <link rel=prefetch>, whichever site it is on. Chromium sends such a load as
+// Sec-Fetch-Site: none, as if its user had typed the address, and marks it with
+// Sec-Purpose (prefetch, prefetch;prerender); older Chromium with Purpose:
+// prefetch, Firefox with X-Moz: prefetch. Refused, the browser loads the page
+// when its user opens it.
+func speculative(r *http.Request) bool {
+	return r.Header.Get("Sec-Purpose") != "" || r.Header.Get("Purpose") == "prefetch" || r.Header.Get("X-Moz") == "prefetch"
+}
 
 // crossOrigin reports whether a browser marks r as sent by a page of another
 // origin, as net/http's CrossOriginProtection reads it, whatever the method.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -237,5 +238,63 @@ func TestCheckHostIgnoresAnyHost(t *testing.T) {
 		if rec.Code != c.want {
 			t.Errorf("GET /metrics, Host %s, allowed hosts * and seqd.internal: %d, want %d; %s", c.host, rec.Code, c.want, rec.Body)
 		}
+	}
+}
+
+// A page on another site can ask Chromium to load a URL ahead of a navigation
+// that may never come (<script type="speculationrules">, prefetch or prerender).
+// Chromium 156 sends that load to seqd on loopback as Sec-Fetch-Site: none,
+// Sec-Fetch-Mode: navigate, Sec-Fetch-Dest: document, as if the user had typed
+// the address, and marks it Sec-Purpose: prefetch (prefetch;prerender): seen from
+// a page at http://192.0.2.2 with seqd on 127.0.0.1, tokens off, which spent 3
+// values of orders. A speculative load is never its user's request: it must not
+// spend a value, nor get the status page (with a browser's saved Basic
+// credentials, a prerender loads the listing); the address typed still does.
+func TestSpeculativeLoadsRefused(t *testing.T) {
+	keys, err := httpapi.NewKeyring([]httpapi.Token{{Secret: clientToken}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := newServer(t)
+	open.counter.Store("orders", 41)
+	page := newServer(t, func(c *httpapi.Config) { c.Keys = keys })
+	page.counter.Store("tenant-b.secret", 1)
+	r, _ := http.NewRequest(http.MethodGet, "/", nil)
+	r.SetBasicAuth("ops", clientToken)
+	basic := r.Header.Get("Authorization")
+	// What Chromium 156 sent, but its client hints and Referer.
+	header := func(purpose string) []string {
+		h := []string{
+			"User-Agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36",
+			"Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8",
+			"Sec-Fetch-Site", "none", "Sec-Fetch-Mode", "navigate", "Sec-Fetch-Dest", "document",
+			"Upgrade-Insecure-Requests", "1",
+		}
+		if purpose != "" {
+			h = append(h, "Sec-Purpose", purpose)
+		}
+		return h
+	}
+	serve := func(s *server, target string, h ...string) *httptest.ResponseRecorder {
+		req := newRequest(http.MethodGet, target, "", h...)
+		req.Host = "127.0.0.1:8080"
+		return s.serve(t, req)
+	}
+	for _, purpose := range []string{"prefetch", "prefetch;prerender"} {
+		if rec := serve(open, "/seq/orders/next", header(purpose)...); rec.Code != http.StatusForbidden {
+			t.Errorf("GET /seq/orders/next, Sec-Purpose %s (another site's speculation rules): %d %s, want 403 cross_site", purpose, rec.Code, rec.Body)
+		}
+		if rec := serve(page, "/status?prefix=tenant-b.s&limit=1", append(header(purpose), "Authorization", basic)...); rec.Code != http.StatusForbidden {
+			t.Errorf("GET /status with the page's Basic credentials, Sec-Purpose %s: %d, want 403 cross_site", purpose, rec.Code)
+		}
+	}
+	if v, _ := open.counter.Value("orders"); v != 41 {
+		t.Errorf("orders at %d after speculative loads, want 41", v)
+	}
+	if rec := serve(page, "/status?prefix=tenant-b.s&limit=1", append(header(""), "Authorization", basic)...); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "secret") {
+		t.Errorf("GET /status typed in the address bar: %d, want the page", rec.Code)
+	}
+	if rec := serve(open, "/seq/orders/next", header("")...); rec.Code != http.StatusOK {
+		t.Errorf("GET /seq/orders/next typed in the address bar: %d %s, want 200", rec.Code, rec.Body)
 	}
 }

@@ -37,6 +37,7 @@ type Config struct {
 	AdminToken string
 	// Keys, when set, holds the tokens, with their scopes, in place of Tokens and
 	// AdminToken (which must then be empty); Keys.Set changes them while serving.
+	// It must come from NewKeyring: a zero Keyring is an error.
 	Keys *Keyring
 	// RateLimit is how many requests a second each client may make on /oid, /uuid,
 	// /seq and /status (a client is its token, else its address); RateBurst how many at
@@ -106,6 +107,8 @@ func New(cfg Config) (http.Handler, error) {
 		}
 	} else if len(cfg.Tokens) > 0 || cfg.AdminToken != "" {
 		return nil, fmt.Errorf("httpapi: Keys and Tokens or AdminToken are both set")
+	} else if cfg.Keys.keys.Load() == nil {
+		return nil, fmt.Errorf("httpapi: Keys holds no tokens in force: make it with NewKeyring")
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 2 * time.Second

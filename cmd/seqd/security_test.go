@@ -553,3 +553,134 @@ func TestTokenSourcesWarn(t *testing.T) {
 		}
 	}
 }
+
+// SEQD_ADMIN_TOKEN, an admin token of every name, beside an --admin-token-file
+// of scoped admin tokens is the same likely mistake as SEQD_TOKENS beside scoped
+// client tokens (a variable left from before tenants), with more at stake: it
+// may set every tenant's sequences. seqd warns of it, naming the line, never the
+// token; an admin file of every name alone gets no warning.
+func TestAdminTokenBesideScopedAdminsWarns(t *testing.T) {
+	dir := t.TempDir()
+	clients := writeFile(t, dir, "tokens", "tokA tenant-a.*\ntokB tenant-b.*\n")
+	scoped := writeFile(t, dir, "admins", "admA tenant-a.*\n")
+	every := writeFile(t, dir, "every", "admAll *\n")
+	for _, tc := range []struct {
+		file string
+		warn bool
+	}{{scoped, true}, {every, false}} {
+		c, err := parseConfig([]string{"--tokens-file", clients, "--admin-token-file", tc.file},
+			envOf("MONGODB_URI", "mongodb://db", "SEQD_ADMIN_TOKEN", "admEnvSecret"), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := false
+		for _, w := range c.keys.warnings {
+			if strings.Contains(w, "admEnvSecret") {
+				t.Errorf("a warning holds the token: %q", w)
+			}
+			if strings.Contains(w, "SEQD_ADMIN_TOKEN") && strings.Contains(w, "line 1") {
+				warned = true
+			}
+		}
+		if warned != tc.warn {
+			t.Errorf("SEQD_ADMIN_TOKEN beside %s: warnings %q, want a warning about SEQD_ADMIN_TOKEN naming line 1: %v", tc.file, c.keys.warnings, tc.warn)
+		}
+	}
+}
+
+// A token file in a directory other users may write can be replaced by them
+// (rename a file of their own tokens into place, then wait for a SIGHUP), which
+// changes it as surely as a mode of 0666: seqd warns of it as of the file's mode,
+// naming the directory. In a sticky directory they may replace only files of
+// their own, which TestTokenFileOfAnotherUserWarns covers.
+func TestTokenFileInWritableDirectoryWarns(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := writeFile(t, dir, "tokens", "tokA tenant-a.*\n")
+	for _, tc := range []struct {
+		mode os.FileMode
+		warn bool
+	}{{0o700, false}, {0o755, false}, {0o777, true}, {0o770, true}, {0o777 | os.ModeSticky, false}} {
+		if err := os.Chmod(dir, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		c, err := parseConfig([]string{"--tokens-file", path}, envOf("MONGODB_URI", "mongodb://db"), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := false
+		for _, w := range c.keys.warnings {
+			if strings.Contains(w, dir) && strings.Contains(w, "directory") {
+				warned = true
+			}
+		}
+		if warned != tc.warn {
+			t.Errorf("a token file in a directory of mode %v: warnings %q, want a warning naming the directory: %v", tc.mode, c.keys.warnings, tc.warn)
+		}
+	}
+}
+
+// A token file of mode 0600 that another user owns is theirs to change: seqd,
+// run as root or as a user that may read it through its group, warns of it,
+// naming the owner's uid. A file of root's or of seqd's own user is not warned of.
+func TestTokenFileOfAnotherUserWarns(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("giving a file to another user needs root")
+	}
+	dir := t.TempDir()
+	path := writeFile(t, dir, "tokens", "tokA tenant-a.*\n")
+	for _, tc := range []struct {
+		uid  int
+		warn bool
+	}{{0, false}, {65534, true}} {
+		if err := os.Chown(path, tc.uid, -1); err != nil {
+			t.Fatal(err)
+		}
+		c, err := parseConfig([]string{"--tokens-file", path}, envOf("MONGODB_URI", "mongodb://db"), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := false
+		for _, w := range c.keys.warnings {
+			if strings.Contains(w, path) && strings.Contains(w, fmt.Sprintf("uid %d", tc.uid)) {
+				warned = true
+			}
+		}
+		if warned != tc.warn {
+			t.Errorf("a token file of mode 0600 owned by uid %d: warnings %q, want a warning naming the owner: %v", tc.uid, c.keys.warnings, tc.warn)
+		}
+	}
+}
+
+// SEQD_TOKENS beside scoped admin tokens and no --tokens-file: the admins keep
+// to their tenants while every client token may use every tenant's names, the
+// same likely mistake as SEQD_TOKENS beside scoped client tokens (a variable
+// left from before tenants, a --tokens-file forgotten): seqd warns of it.
+func TestClientTokensBesideScopedAdminsWarn(t *testing.T) {
+	dir := t.TempDir()
+	scoped := writeFile(t, dir, "admins", "admA tenant-a.*\nadmB tenant-b.*\n")
+	every := writeFile(t, dir, "every", "admAll *\n")
+	for _, tc := range []struct {
+		file string
+		warn bool
+	}{{scoped, true}, {every, false}} {
+		c, err := parseConfig([]string{"--admin-token-file", tc.file}, envOf("MONGODB_URI", "mongodb://db", "SEQD_TOKENS", "tokEnvSecret"), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := false
+		for _, w := range c.keys.warnings {
+			if strings.Contains(w, "tokEnvSecret") {
+				t.Errorf("a warning holds the token: %q", w)
+			}
+			if strings.Contains(w, "SEQD_TOKENS") && strings.Contains(w, "line 1") {
+				warned = true
+			}
+		}
+		if warned != tc.warn {
+			t.Errorf("SEQD_TOKENS beside the admin file %s: warnings %q, want a warning about SEQD_TOKENS naming line 1: %v", tc.file, c.keys.warnings, tc.warn)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -53,8 +54,11 @@ type tokenSources struct {
 type tokenSet struct {
 	clients, admins []httpapi.Token
 	// warnings are what the reading found that widens nothing by itself but is
-	// likely a mistake: a file other users may read or write, SEQD_TOKENS (every
-	// name) beside a file of scoped client tokens. They are logged, not refused:
+	// likely a mistake: a file other users may read or write (its mode, or its
+	// owner), or replace (its
+	// directory is theirs to write), SEQD_TOKENS (every
+	// name) beside a file of scoped client or admin tokens, SEQD_ADMIN_TOKEN
+	// beside a file of scoped admin tokens. They are logged, not refused:
 	// a secret mounted by a container platform is often 0644.
 	warnings []string
 }
@@ -112,12 +116,19 @@ func (s tokenSources) load() (tokenSet, error) {
 		if f.path == "" {
 			continue
 		}
-		lines, perm, err := readTokenFile(f.path)
+		lines, info, err := readTokenFile(f.path)
 		if err != nil {
 			return tokenSet{}, fmt.Errorf("%s: %w", f.flag, err)
 		}
-		if perm&0o077 != 0 {
+		if perm := info.Mode().Perm(); perm&0o077 != 0 {
 			set.warnings = append(set.warnings, fmt.Sprintf("%s %s: other users may read or change it (mode %04o); chmod 600 it", f.flag, f.path, perm))
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Uid != 0 && int(st.Uid) != os.Geteuid() {
+			set.warnings = append(set.warnings, fmt.Sprintf("%s %s: owned by another user (uid %d), who may change it; chown it to seqd's user or root", f.flag, f.path, st.Uid))
+		}
+		// Who may write the directory may rename a file of their own over this one.
+		if dir := filepath.Dir(f.path); dirWritableByOthers(dir) {
+			set.warnings = append(set.warnings, fmt.Sprintf("%s %s: other users may write its directory %s and put a file of their own in its place; keep it in a directory only seqd's user may write", f.flag, f.path, dir))
 		}
 		for _, l := range lines {
 			where := fmt.Sprintf("%s %s line %d", f.flag, f.path, l.line)
@@ -126,6 +137,9 @@ func (s tokenSources) load() (tokenSet, error) {
 			}
 			if f.list == &set.admins && !l.scope.All() && scopedAdmin == "" {
 				scopedAdmin = where
+				if s.hasAdmin {
+					set.warnings = append(set.warnings, fmt.Sprintf("SEQD_ADMIN_TOKEN gives an admin token of every name beside the scoped admin tokens of --admin-token-file (%s); unset it if the file is meant to hold them all", where))
+				}
 			}
 			if f.list == &set.clients && !l.scope.All() && s.hasClients && scopedClient == "" {
 				scopedClient = where
@@ -133,12 +147,24 @@ func (s tokenSources) load() (tokenSet, error) {
 			}
 		}
 	}
+	if scopedAdmin != "" && s.hasClients && scopedClient == "" {
+		set.warnings = append(set.warnings, fmt.Sprintf("SEQD_TOKENS gives client tokens of every name beside the scoped admin tokens of --admin-token-file (%s): every client may use every tenant's sequences; give client tokens scopes in a --tokens-file", scopedAdmin))
+	}
 	// A scoped admin token means tenants share seqd; with no client token the
 	// client routes take any request, every tenant's names and values included.
 	if scopedAdmin != "" && len(set.clients) == 0 {
 		return tokenSet{}, fmt.Errorf("%s: an admin token with a scope, and no client token: the client routes would take any request, every tenant's sequences included; add client tokens (--tokens-file or SEQD_TOKENS), or give the admin token * for every name", scopedAdmin)
 	}
 	return set, nil
+}
+
+// dirWritableByOthers reports whether dir's group or other users may write it
+// and so replace what it holds; false when it cannot be read. A sticky
+// directory (/tmp, a Kubernetes secret volume) lets them replace only their own
+// files: a token file one of them made is another user's (a warning of its own).
+func dirWritableByOthers(dir string) bool {
+	info, err := os.Stat(dir)
+	return err == nil && info.Mode().Perm()&0o022 != 0 && info.Mode()&os.ModeSticky == 0
 }
 
 // envTokens reads the comma-separated tokens of the variable name. Spaces around
@@ -192,29 +218,29 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 // be a regular file: a named pipe or a device would be waited on, or read without
 // end, at start or at a SIGHUP, and seqd would neither read its tokens again nor
 // stop (O_NONBLOCK opens a pipe without waiting for a writer).
-func readTokenFile(path string) ([]tokenLine, fs.FileMode, error) {
+func readTokenFile(path string) ([]tokenLine, fs.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	if !info.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("%s: not a regular file (%v); write the tokens to a file and rename it into place", path, info.Mode().Type())
+		return nil, nil, fmt.Errorf("%s: not a regular file (%v); write the tokens to a file and rename it into place", path, info.Mode().Type())
 	}
 	b, err := io.ReadAll(f)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	b = bytes.TrimPrefix(b, utf8BOM)
 	// A file read while it is being written may end inside a line, and a line
 	// cut inside its scope names another scope ("tenant-b.secret" of
 	// "tenant-b.secret-archive"): so the last line must be whole.
 	if last := bytes.LastIndexByte(b, '\n'); len(bytes.TrimSpace(b[last+1:])) > 0 {
-		return nil, 0, fmt.Errorf("%s line %d: no newline at its end: the file may be half written (write it elsewhere and rename it into place)", path, bytes.Count(b, []byte("\n"))+1)
+		return nil, nil, fmt.Errorf("%s line %d: no newline at its end: the file may be half written (write it elsewhere and rename it into place)", path, bytes.Count(b, []byte("\n"))+1)
 	}
 	var out []tokenLine
 	for i, text := range strings.Split(string(b), "\n") {
@@ -231,24 +257,24 @@ func readTokenFile(path string) ([]tokenLine, fs.FileMode, error) {
 			continue
 		}
 		if text[0] == ' ' || text[0] == '\t' {
-			return nil, 0, fmt.Errorf("%s line %d: starts with white space; a line is TOKEN SCOPE [SCOPE …] from its first character", path, n)
+			return nil, nil, fmt.Errorf("%s line %d: starts with white space; a line is TOKEN SCOPE [SCOPE …] from its first character", path, n)
 		}
 		if err := checkToken(words[0]); err != nil {
-			return nil, 0, fmt.Errorf("%s line %d: %w", path, n, err)
+			return nil, nil, fmt.Errorf("%s line %d: %w", path, n, err)
 		}
 		if len(words) == 1 {
-			return nil, 0, fmt.Errorf("%s line %d: a token without a scope; a line is TOKEN SCOPE [SCOPE …], * for every name", path, n)
+			return nil, nil, fmt.Errorf("%s line %d: a token without a scope; a line is TOKEN SCOPE [SCOPE …], * for every name", path, n)
 		}
 		scope, err := httpapi.ParseScope(words[1:]...)
 		if err != nil {
-			return nil, 0, fmt.Errorf("%s line %d: want TOKEN SCOPE [SCOPE …]: %w", path, n, err)
+			return nil, nil, fmt.Errorf("%s line %d: want TOKEN SCOPE [SCOPE …]: %w", path, n, err)
 		}
 		out = append(out, tokenLine{secret: words[0], scope: scope, line: n})
 	}
 	if len(out) == 0 {
-		return nil, 0, fmt.Errorf("%s: no token in the file (a line is TOKEN SCOPE [SCOPE …])", path)
+		return nil, nil, fmt.Errorf("%s: no token in the file (a line is TOKEN SCOPE [SCOPE …])", path)
 	}
-	return out, info.Mode().Perm(), nil
+	return out, info, nil
 }
 
 // reloadOnHangup reads the tokens again each time hangup delivers, and puts them
