@@ -538,18 +538,9 @@ func TestTokenSourcesWarn(t *testing.T) {
 		file string
 		warn bool
 	}{{path, true}, {every, false}} {
-		c, err := parseConfig([]string{"--tokens-file", tc.file}, envOf("MONGODB_URI", "mongodb://db", "SEQD_TOKENS", "tokEnv"), io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		warned := false
-		for _, w := range c.keys.warnings {
-			if strings.Contains(w, "SEQD_TOKENS gives tokens of every name") && strings.Contains(w, "line 1") {
-				warned = true
-			}
-		}
+		ws, warned := tokenWarnings(t, []string{"--tokens-file", tc.file}, []string{"SEQD_TOKENS", "tokEnv"}, "tokEnv", "SEQD_TOKENS gives tokens of every name", "line 1")
 		if warned != tc.warn {
-			t.Errorf("SEQD_TOKENS beside %s: warnings %q, want a warning about SEQD_TOKENS %v", tc.file, c.keys.warnings, tc.warn)
+			t.Errorf("SEQD_TOKENS beside %s: warnings %q, want a warning about SEQD_TOKENS %v", tc.file, ws, tc.warn)
 		}
 	}
 }
@@ -568,22 +559,9 @@ func TestAdminTokenBesideScopedAdminsWarns(t *testing.T) {
 		file string
 		warn bool
 	}{{scoped, true}, {every, false}} {
-		c, err := parseConfig([]string{"--tokens-file", clients, "--admin-token-file", tc.file},
-			envOf("MONGODB_URI", "mongodb://db", "SEQD_ADMIN_TOKEN", "admEnvSecret"), io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		warned := false
-		for _, w := range c.keys.warnings {
-			if strings.Contains(w, "admEnvSecret") {
-				t.Errorf("a warning holds the token: %q", w)
-			}
-			if strings.Contains(w, "SEQD_ADMIN_TOKEN") && strings.Contains(w, "line 1") {
-				warned = true
-			}
-		}
+		ws, warned := tokenWarnings(t, []string{"--tokens-file", clients, "--admin-token-file", tc.file}, []string{"SEQD_ADMIN_TOKEN", "admEnvSecret"}, "admEnvSecret", "SEQD_ADMIN_TOKEN", "line 1")
 		if warned != tc.warn {
-			t.Errorf("SEQD_ADMIN_TOKEN beside %s: warnings %q, want a warning about SEQD_ADMIN_TOKEN naming line 1: %v", tc.file, c.keys.warnings, tc.warn)
+			t.Errorf("SEQD_ADMIN_TOKEN beside %s: warnings %q, want a warning about SEQD_ADMIN_TOKEN naming line 1: %v", tc.file, ws, tc.warn)
 		}
 	}
 }
@@ -606,18 +584,9 @@ func TestTokenFileInWritableDirectoryWarns(t *testing.T) {
 		if err := os.Chmod(dir, tc.mode); err != nil {
 			t.Fatal(err)
 		}
-		c, err := parseConfig([]string{"--tokens-file", path}, envOf("MONGODB_URI", "mongodb://db"), io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		warned := false
-		for _, w := range c.keys.warnings {
-			if strings.Contains(w, dir) && strings.Contains(w, "directory") {
-				warned = true
-			}
-		}
+		ws, warned := tokenWarnings(t, []string{"--tokens-file", path}, nil, "", dir, "directory")
 		if warned != tc.warn {
-			t.Errorf("a token file in a directory of mode %v: warnings %q, want a warning naming the directory: %v", tc.mode, c.keys.warnings, tc.warn)
+			t.Errorf("a token file in a directory of mode %v: warnings %q, want a warning naming the directory: %v", tc.mode, ws, tc.warn)
 		}
 	}
 }
@@ -638,18 +607,9 @@ func TestTokenFileOfAnotherUserWarns(t *testing.T) {
 		if err := os.Chown(path, tc.uid, -1); err != nil {
 			t.Fatal(err)
 		}
-		c, err := parseConfig([]string{"--tokens-file", path}, envOf("MONGODB_URI", "mongodb://db"), io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		warned := false
-		for _, w := range c.keys.warnings {
-			if strings.Contains(w, path) && strings.Contains(w, fmt.Sprintf("uid %d", tc.uid)) {
-				warned = true
-			}
-		}
+		ws, warned := tokenWarnings(t, []string{"--tokens-file", path}, nil, "", path, fmt.Sprintf("uid %d", tc.uid))
 		if warned != tc.warn {
-			t.Errorf("a token file of mode 0600 owned by uid %d: warnings %q, want a warning naming the owner: %v", tc.uid, c.keys.warnings, tc.warn)
+			t.Errorf("a token file of mode 0600 owned by uid %d: warnings %q, want a warning naming the owner: %v", tc.uid, ws, tc.warn)
 		}
 	}
 }
@@ -666,21 +626,32 @@ func TestClientTokensBesideScopedAdminsWarn(t *testing.T) {
 		file string
 		warn bool
 	}{{scoped, true}, {every, false}} {
-		c, err := parseConfig([]string{"--admin-token-file", tc.file}, envOf("MONGODB_URI", "mongodb://db", "SEQD_TOKENS", "tokEnvSecret"), io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		warned := false
-		for _, w := range c.keys.warnings {
-			if strings.Contains(w, "tokEnvSecret") {
-				t.Errorf("a warning holds the token: %q", w)
-			}
-			if strings.Contains(w, "SEQD_TOKENS") && strings.Contains(w, "line 1") {
-				warned = true
-			}
-		}
+		ws, warned := tokenWarnings(t, []string{"--admin-token-file", tc.file}, []string{"SEQD_TOKENS", "tokEnvSecret"}, "tokEnvSecret", "SEQD_TOKENS", "line 1")
 		if warned != tc.warn {
-			t.Errorf("SEQD_TOKENS beside the admin file %s: warnings %q, want a warning about SEQD_TOKENS naming line 1: %v", tc.file, c.keys.warnings, tc.warn)
+			t.Errorf("SEQD_TOKENS beside the admin file %s: warnings %q, want a warning about SEQD_TOKENS naming line 1: %v", tc.file, ws, tc.warn)
 		}
 	}
+}
+
+// tokenWarnings parses args and env (beside a MONGODB_URI) as seqd does, and
+// returns the token sources' warnings and whether one holds every string of
+// want. A warning that holds secret, a token, is an error.
+func tokenWarnings(t *testing.T, args, env []string, secret string, want ...string) ([]string, bool) {
+	t.Helper()
+	c, err := parseConfig(args, envOf(append([]string{"MONGODB_URI", "mongodb://db"}, env...)...), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warned := false
+	for _, w := range c.keys.warnings {
+		if secret != "" && strings.Contains(w, secret) {
+			t.Errorf("a warning holds the token: %q", w)
+		}
+		all := true
+		for _, s := range want {
+			all = all && strings.Contains(w, s)
+		}
+		warned = warned || all
+	}
+	return c.keys.warnings, warned
 }
