@@ -25,8 +25,9 @@ import (
 //     prefetch or prerender, which another site's page may ask for), or marks as
 //     coming from another site or origin: Sec-Fetch-Site other than same-origin or none, or,
 //     from a browser that does not send that, an Origin whose host is not the
-//     request's. A GET without either from a browser (its User-Agent) is refused
-//     too: over plain http to a non-loopback address browsers send neither.
+//     request's. A GET from a browser (its User-Agent) is refused too: over plain
+//     http to a non-loopback address browsers send neither, and a GET typed in
+//     the address bar can be loaded again from the tab's history by another site.
 
 // hostNames are the Host names seqd serves.
 type hostNames struct {
@@ -108,11 +109,14 @@ func CheckHost(listen string, allowed []string, h http.Handler) http.Handler {
 var errCrossSite = &Error{Code: "cross_site", Message: "a request from another site's page may not spend or change values"}
 
 // sameOrigin refuses a request a browser sent from another origin (see above),
-// and a GET from a browser that says nothing of where it came from: browsers
+// and every GET from a browser, whatever it says of where it came from: browsers
 // send no Sec-Fetch-Site to a plain-http address that is not loopback (a LAN
 // address, say), and no Origin with a GET, so an <img> on any page could spend
-// a value there. A page cannot change its browser's User-Agent, which starts
-// with "Mozilla/" in every browser; other clients (curl, Go, the client
+// a value there; and a GET its user typed (Sec-Fetch-Site: none) stays in the
+// tab's history, where a page of another site, opened later in that tab, can
+// load it again with the same headers (history.go), after evicting it from the
+// back/forward cache. A page cannot change its browser's User-Agent, which
+// starts with "Mozilla/" in every browser; other clients (curl, Go, the client
 // package) name themselves otherwise, and a browser can POST.
 func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -123,8 +127,7 @@ func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 		if crossOrigin(r) {
 			return errCrossSite
 		}
-		if r.Method == http.MethodGet && r.Header.Get("Sec-Fetch-Site") == "" && r.Header.Get("Origin") == "" &&
-			strings.HasPrefix(r.Header.Get("User-Agent"), "Mozilla/") {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.Header.Get("User-Agent"), "Mozilla/") {
 			return errBrowserGet
 		}
 		return next(c)
@@ -168,7 +171,7 @@ var errCrossSitePage = &Error{Code: "cross_site", Message: "another site's page 
 
 var errUnmarkedPage = &Error{Code: "cross_site", Message: "a browser that does not say where a request came from gets the status page only when it opens it in a window of its own"}
 
-var errBrowserGet = &Error{Code: "cross_site", Message: "a browser that does not say where a request came from may not spend values with GET; use POST"}
+var errBrowserGet = &Error{Code: "cross_site", Message: "a browser may not spend values with GET, which a page of another site can make it load again from its history; use POST"}
 
 var errSpeculative = &Error{Code: "cross_site", Message: "a browser's speculative load (prefetch, prerender) may not spend values or get the status page; open the address itself"}
 
