@@ -591,6 +591,54 @@ func TestTokenFileInWritableDirectoryWarns(t *testing.T) {
 	}
 }
 
+// A token file named through a symbolic link lives in the link's target's
+// directory: other users who may write that one may replace the file, wherever
+// the link is. A directory above it that they may write is theirs too: they may
+// rename the token file's directory away and put one of their own in its place.
+func TestTokenFileThroughLinkInWritableDirectoryWarns(t *testing.T) {
+	root := t.TempDir()
+	shared := filepath.Join(root, "shared")
+	if err := os.Mkdir(shared, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(shared, "own")
+	if err := os.Mkdir(own, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	target := writeFile(t, own, "tokens", "tokA tenant-a.*\n")
+	conf := filepath.Join(root, "conf")
+	if err := os.Mkdir(conf, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(conf, "tokens")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		what string
+		dir  string // made 0777
+		warn bool
+	}{
+		{"no directory others may write", "", false},
+		{"the link's target's directory", own, true},
+		{"a directory above the target's", shared, true},
+	} {
+		for _, d := range []string{shared, own} {
+			mode := os.FileMode(0o700)
+			if d == tc.dir {
+				mode = 0o777
+			}
+			if err := os.Chmod(d, mode); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ws, warned := tokenWarnings(t, []string{"--tokens-file", link}, nil, "", link, "directory")
+		if warned != tc.warn {
+			t.Errorf("a token file through a link, %s of mode 0777: warnings %q, want a warning naming the directory: %v", tc.what, ws, tc.warn)
+		}
+	}
+}
+
 // A token file of mode 0600 that another user owns is theirs to change: seqd,
 // run as root or as a user that may read it through its group, warns of it,
 // naming the owner's uid. A file of root's or of seqd's own user is not warned of.
