@@ -127,7 +127,7 @@ func (s tokenSources) load() (tokenSet, error) {
 			set.warnings = append(set.warnings, fmt.Sprintf("%s %s: owned by another user (uid %d), who may change it; chown it to seqd's user or root", f.flag, f.path, st.Uid))
 		}
 		// Who may write the directory may rename a file of their own over this one.
-		if dir := filepath.Dir(f.path); dirWritableByOthers(dir) {
+		if dir := writableDirOnTheWay(f.path); dir != "" {
 			set.warnings = append(set.warnings, fmt.Sprintf("%s %s: other users may write its directory %s and put a file of their own in its place; keep it in a directory only seqd's user may write", f.flag, f.path, dir))
 		}
 		for _, l := range lines {
@@ -156,6 +156,33 @@ func (s tokenSources) load() (tokenSet, error) {
 		return tokenSet{}, fmt.Errorf("%s: an admin token with a scope, and no client token: the client routes would take any request, every tenant's sequences included; add client tokens (--tokens-file or SEQD_TOKENS), or give the admin token * for every name", scopedAdmin)
 	}
 	return set, nil
+}
+
+// writableDirOnTheWay returns the first directory that others may write
+// (dirWritableByOthers) on the way to path: its own and those above it, then,
+// when path is reached through symbolic links, those of the file they lead to.
+// Who may write one of them may rename what it holds, the token file or a
+// directory on the way to it, and put their own in its place. "" for none.
+func writableDirOnTheWay(path string) string {
+	paths := []string{path}
+	if real, err := filepath.EvalSymlinks(path); err == nil && real != path {
+		paths = append(paths, real)
+	}
+	for _, p := range paths {
+		p, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		for dir := filepath.Dir(p); ; dir = filepath.Dir(dir) {
+			if dirWritableByOthers(dir) {
+				return dir
+			}
+			if dir == filepath.Dir(dir) {
+				break
+			}
+		}
+	}
+	return ""
 }
 
 // dirWritableByOthers reports whether dir's group or other users may write it
