@@ -23,21 +23,9 @@ import (
 // Chromium then loads the history entry again, with the headers of the typed
 // load: another site's page must not spend a value that way.
 //
-// It skips without Chromium (SEQD_CHROMIUM, as TestStatusPageInBrowser).
+// It skips without Chromium (chromium).
 func TestHistoryBackDoesNotSpend(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a browser")
-	}
-	browser := os.Getenv("SEQD_CHROMIUM")
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if browser != "" {
-			break
-		}
-		browser, _ = exec.LookPath(name)
-	}
-	if browser == "" {
-		t.Skip("no Chromium found: apt-get install chromium (Debian, Ubuntu), or set SEQD_CHROMIUM to a Chromium or Chrome binary")
-	}
+	browser := chromium(t)
 
 	s := newServer(t)
 	s.counter.Store("orders", 41)

@@ -61,19 +61,7 @@ var statusWindows = []struct {
 // script), with a script at its end that measures the page and writes what it
 // found into the window's title, which --dump-dom prints.
 func TestStatusPageInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a browser")
-	}
-	browser := os.Getenv("SEQD_CHROMIUM")
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if browser != "" {
-			break
-		}
-		browser, _ = exec.LookPath(name)
-	}
-	if browser == "" {
-		t.Skip("no Chromium found: apt-get install chromium (Debian, Ubuntu), or set SEQD_CHROMIUM to a Chromium or Chrome binary")
-	}
+	browser := chromium(t)
 	shots := os.Getenv("SEQD_SCREENSHOTS")
 	if shots != "" {
 		if err := os.MkdirAll(shots, 0o755); err != nil {
@@ -362,3 +350,23 @@ const measureStatusPage = `(function () {
   if (table) v.TableTop = table.getBoundingClientRect().top;
   parent.document.title = "verdict " + JSON.stringify(v);
 })();`
+
+// chromium returns the Chromium to test with: SEQD_CHROMIUM, or the first of
+// the usual names on PATH. It skips the test without one, and with -short.
+func chromium(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	browser := os.Getenv("SEQD_CHROMIUM")
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if browser != "" {
+			break
+		}
+		browser, _ = exec.LookPath(name)
+	}
+	if browser == "" {
+		t.Skip("no Chromium found: apt-get install chromium (Debian, Ubuntu), or set SEQD_CHROMIUM to a Chromium or Chrome binary")
+	}
+	return browser
+}
