@@ -115,9 +115,8 @@ var errCrossSite = &Error{Code: "cross_site", Message: "a request from another s
 // a value there; and a GET its user typed (Sec-Fetch-Site: none) stays in the
 // tab's history, where a page of another site, opened later in that tab, can
 // load it again with the same headers (history.go), after evicting it from the
-// back/forward cache. A page cannot change its browser's User-Agent, which
-// starts with "Mozilla/" in every browser; other clients (curl, Go, the client
-// package) name themselves otherwise, and a browser can POST.
+// back/forward cache. Other clients are not browsers (fromBrowser), and a
+// browser can POST.
 func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
@@ -127,7 +126,7 @@ func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 		if crossOrigin(r) {
 			return errCrossSite
 		}
-		if r.Method == http.MethodGet && strings.HasPrefix(r.Header.Get("User-Agent"), "Mozilla/") {
+		if r.Method == http.MethodGet && fromBrowser(r) {
 			return errBrowserGet
 		}
 		return next(c)
@@ -144,8 +143,7 @@ func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 // other site cannot read the answer, but it could time it, prefix after prefix,
 // and learn which names the token's scope holds. Over plain http to an address
 // that is not loopback, a browser sends neither Sec-Fetch-Site nor Origin with
-// a GET, so there a browser's request (its User-Agent, as sameOrigin reads it)
-// is served only as a navigation: with Upgrade-Insecure-Requests, which every
+// a GET, so there a browser's request (fromBrowser) is served only as a navigation: with Upgrade-Insecure-Requests, which every
 // browser sends when it opens a page in a window or frame and which a page
 // cannot add to an <img> or a fetch. A frame of the page is not drawn
 // (frame-ancestors 'none'), but its load, like a window's, can be timed: the
@@ -160,7 +158,7 @@ func pageOnly(next echo.HandlerFunc) echo.HandlerFunc {
 			return errCrossSitePage
 		}
 		if r.Header.Get("Sec-Fetch-Site") == "" && r.Header.Get("Origin") == "" &&
-			r.Header.Get("Upgrade-Insecure-Requests") != "1" && strings.HasPrefix(r.Header.Get("User-Agent"), "Mozilla/") {
+			r.Header.Get("Upgrade-Insecure-Requests") != "1" && fromBrowser(r) {
 			return errUnmarkedPage
 		}
 		return next(c)
@@ -174,6 +172,13 @@ var errUnmarkedPage = &Error{Code: "cross_site", Message: "a browser that does n
 var errBrowserGet = &Error{Code: "cross_site", Message: "a browser may not spend values with GET, which a page of another site can make it load again from its history; use POST"}
 
 var errSpeculative = &Error{Code: "cross_site", Message: "a browser's speculative load (prefetch, prerender) may not spend values or get the status page; open the address itself"}
+
+// fromBrowser reports whether r comes from a browser: its User-Agent starts with
+// "Mozilla/" in every browser, and a page cannot change it; other clients (curl,
+// Go, the client package) name themselves otherwise.
+func fromBrowser(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get("User-Agent"), "Mozilla/")
+}
 
 // speculative reports whether a browser loads r ahead of a navigation that may
 // never come: what a page asks for with <script type="speculationrules"> or

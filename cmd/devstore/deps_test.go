@@ -13,14 +13,8 @@ import (
 // and other code it never runs (ferretdb/README.md), so that a first `make run`
 // downloads and compiles less.
 func TestBuildLeavesOutMetricsAndTracing(t *testing.T) {
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH to list the build's packages:", err)
-	}
-	out, err := exec.Command(goCmd, "list", "-deps", ".").Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
+	repoRoot(t) // skips without a go command
+	out := goListDeps(t, ".", "off", "{{.ImportPath}}", ".")
 	left := []string{
 		"github.com/prometheus/",
 		"go.opentelemetry.io/",
@@ -29,7 +23,7 @@ func TestBuildLeavesOutMetricsAndTracing(t *testing.T) {
 		"net/http",
 		"runtime/pprof",
 	}
-	for pkg := range strings.FieldsSeq(string(out)) {
+	for pkg := range strings.FieldsSeq(out) {
 		for _, prefix := range left {
 			if strings.HasPrefix(pkg, prefix) {
 				t.Errorf("the build compiles %s", pkg)
@@ -45,33 +39,14 @@ func TestBuildLeavesOutMetricsAndTracing(t *testing.T) {
 // its own module's build gives it, so that make run serves the same code as
 // `go build` in each module.
 func TestRunWorkspaceBuildsWhatEachModuleDoes(t *testing.T) {
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH to list the builds' packages:", err)
-	}
+	root := repoRoot(t)
 	list := func(dir, gowork string, pkgs ...string) map[string]bool {
 		t.Helper()
-		args := append([]string{"list", "-deps", "-f", "{{.ImportPath}} {{with .Module}}{{.Path}} {{.Version}}{{end}}"}, pkgs...)
-		cmd := exec.Command(goCmd, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOWORK="+gowork, "GOFLAGS=")
-		out, err := cmd.Output()
-		if err != nil {
-			var stderr []byte
-			if ee, ok := err.(*exec.ExitError); ok {
-				stderr = ee.Stderr
-			}
-			t.Fatalf("GOWORK=%s go list in %s: %v\n%s", gowork, dir, err, stderr)
-		}
 		set := map[string]bool{}
-		for line := range strings.Lines(string(out)) {
+		for line := range strings.Lines(goListDeps(t, dir, gowork, "{{.ImportPath}} {{with .Module}}{{.Path}} {{.Version}}{{end}}", pkgs...)) {
 			set[strings.TrimSpace(line)] = true
 		}
 		return set
-	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
 	}
 	want := list(".", "off", ".")
 	for pkg := range list(root, "off", "./cmd/seqd") {
@@ -96,14 +71,7 @@ func TestRunWorkspaceBuildsWhatEachModuleDoes(t *testing.T) {
 // compiles every standard package they need, and no other. runtime/cgo is left
 // out of both: a build without cgo has none.
 func TestRunStdIsWhatTheProgramsImport(t *testing.T) {
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH to list the builds' packages:", err)
-	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
 	if err != nil {
 		t.Fatal(err)
@@ -115,16 +83,10 @@ func TestRunStdIsWhatTheProgramsImport(t *testing.T) {
 	list, _, _ = strings.Cut(list, "\n")
 	got := strings.Fields(list)
 
-	cmd := exec.Command(goCmd, "list", "-deps", "-f", "{{if .Standard}}{{.ImportPath}} {{join .Imports \" \"}}{{end}}", "./cmd/devstore", "./cmd/seqd")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "run.work"), "GOFLAGS=")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
+	out := goListDeps(t, root, filepath.Join(root, "run.work"), `{{if .Standard}}{{.ImportPath}} {{join .Imports " "}}{{end}}`, "./cmd/devstore", "./cmd/seqd")
 	imported := map[string]bool{}
 	var std []string
-	for line := range strings.Lines(string(out)) {
+	for line := range strings.Lines(out) {
 		f := strings.Fields(line)
 		if len(f) == 0 {
 			continue
@@ -145,4 +107,36 @@ func TestRunStdIsWhatTheProgramsImport(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("RUN_STD = %s\nwant RUN_STD = %s", strings.Join(got, " "), strings.Join(want, " "))
 	}
+}
+
+// repoRoot is seqd's checkout, which holds this module; the test skips without a
+// go command to list packages with.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command on PATH to list the builds' packages:", err)
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// goListDeps runs go list -deps -f format on pkgs in dir, with GOWORK=gowork
+// ("off", or a workspace file) and no GOFLAGS, and returns what it printed.
+func goListDeps(t *testing.T, dir, gowork, format string, pkgs ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-deps", "-f", format}, pkgs...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK="+gowork, "GOFLAGS=")
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("GOWORK=%s go list in %s: %v\n%s", gowork, dir, err, stderr)
+	}
+	return string(out)
 }

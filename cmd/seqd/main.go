@@ -290,9 +290,7 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	if err != nil {
 		return err
 	}
-	for _, w := range cfg.keys.warnings {
-		log.Warn("tokens read with a warning", "warning", w)
-	}
+	cfg.keys.logWarnings(log)
 	// SIGHUP reads the token files again; requests in flight keep the tokens they
 	// arrived under. Registered before serving: from then on a SIGHUP never ends seqd.
 	hangup := make(chan os.Signal, 1)

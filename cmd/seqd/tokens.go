@@ -54,13 +54,18 @@ type tokenSources struct {
 type tokenSet struct {
 	clients, admins []httpapi.Token
 	// warnings are what the reading found that widens nothing by itself but is
-	// likely a mistake: a file other users may read or write (its mode, or its
-	// owner), or replace (its
-	// directory is theirs to write), SEQD_TOKENS (every
-	// name) beside a file of scoped client or admin tokens, SEQD_ADMIN_TOKEN
-	// beside a file of scoped admin tokens. They are logged, not refused:
-	// a secret mounted by a container platform is often 0644.
+	// likely a mistake: a file other users may read or change (fileWarnings),
+	// SEQD_TOKENS (every name) beside a file of scoped client or admin tokens,
+	// SEQD_ADMIN_TOKEN beside a file of scoped admin tokens. They are logged, not
+	// refused: a secret mounted by a container platform is often 0644.
 	warnings []string
+}
+
+// logWarnings logs the reading's warnings, at start and at each SIGHUP.
+func (set tokenSet) logWarnings(log *slog.Logger) {
+	for _, w := range set.warnings {
+		log.Warn("tokens read with a warning", "warning", w)
+	}
 }
 
 // files reports whether s has a file to read again on SIGHUP.
@@ -120,16 +125,7 @@ func (s tokenSources) load() (tokenSet, error) {
 		if err != nil {
 			return tokenSet{}, fmt.Errorf("%s: %w", f.flag, err)
 		}
-		if perm := info.Mode().Perm(); perm&0o077 != 0 {
-			set.warnings = append(set.warnings, fmt.Sprintf("%s %s: other users may read or change it (mode %04o); chmod 600 it", f.flag, f.path, perm))
-		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Uid != 0 && int(st.Uid) != os.Geteuid() {
-			set.warnings = append(set.warnings, fmt.Sprintf("%s %s: owned by another user (uid %d), who may change it; chown it to seqd's user or root", f.flag, f.path, st.Uid))
-		}
-		// Who may write the directory may rename a file of their own over this one.
-		if dir := writableDirOnTheWay(f.path); dir != "" {
-			set.warnings = append(set.warnings, fmt.Sprintf("%s %s: other users may write its directory %s and put a file of their own in its place; keep it in a directory only seqd's user may write", f.flag, f.path, dir))
-		}
+		set.warnings = append(set.warnings, fileWarnings(f.flag, f.path, info)...)
 		for _, l := range lines {
 			where := fmt.Sprintf("%s %s line %d", f.flag, f.path, l.line)
 			if err := add(f.list, l.secret, l.scope, where); err != nil {
@@ -156,6 +152,23 @@ func (s tokenSources) load() (tokenSet, error) {
 		return tokenSet{}, fmt.Errorf("%s: an admin token with a scope, and no client token: the client routes would take any request, every tenant's sequences included; add client tokens (--tokens-file or SEQD_TOKENS), or give the admin token * for every name", scopedAdmin)
 	}
 	return set, nil
+}
+
+// fileWarnings says what lets other users read or change the token file at
+// path, which info describes: its mode, its owner, or a directory on the way to
+// it that they may write (and so rename a file of their own over it).
+func fileWarnings(flag, path string, info fs.FileInfo) []string {
+	var ws []string
+	if perm := info.Mode().Perm(); perm&0o077 != 0 {
+		ws = append(ws, fmt.Sprintf("%s %s: other users may read or change it (mode %04o); chmod 600 it", flag, path, perm))
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Uid != 0 && int(st.Uid) != os.Geteuid() {
+		ws = append(ws, fmt.Sprintf("%s %s: owned by another user (uid %d), who may change it; chown it to seqd's user or root", flag, path, st.Uid))
+	}
+	if dir := writableDirOnTheWay(path); dir != "" {
+		ws = append(ws, fmt.Sprintf("%s %s: other users may write its directory %s and put a file of their own in its place; keep it in a directory only seqd's user may write", flag, path, dir))
+	}
+	return ws
 }
 
 // writableDirOnTheWay returns the first directory that others may write
@@ -329,9 +342,7 @@ func reloadOnHangup(ctx context.Context, hangup <-chan os.Signal, src tokenSourc
 			log.Error("SIGHUP: tokens not reloaded, the tokens before stay in force", "err", err.Error())
 			continue
 		}
-		for _, w := range set.warnings {
-			log.Warn("tokens read with a warning", "warning", w)
-		}
+		set.logWarnings(log)
 		clients, admins := keys.Counts()
 		log.Info("tokens reloaded", "client_tokens", clients, "admin_tokens", admins)
 	}
