@@ -40,6 +40,7 @@ var figures = []figure{
 	{"GET /seq pages among 100,000 sequences vs the driver's find; a walk through next", figureList},
 	{"uuidv7.New vs google/uuid NewV7; GET /uuid vs GET /oid", figureUUID},
 	{"strict /seq/{name}/next with 10,000 documents in counters vs a few", figureDocuments},
+	{"snowflake.New vs bwmarrin/snowflake and sonyflake; GET /snowflake vs GET /oid", figureSnowflake},
 }
 
 // figureResult is what a figure found: its table rows, and notes that explain them,

@@ -17,11 +17,7 @@ func (b *bench) goBench(ctx context.Context, env []string, args ...string) (gobe
 	return gobench.Run(ctx, env, args...)
 }
 
-// objectIDBench is one round of figure 1, run objectIDRounds times: -count would
-// run each benchmark's repetitions back to back, where rounds put New and the
-// driver's NewObjectID side by side every time. This VM's parallel runs switch
-// between two speeds every few seconds, and a switch between the two sides would
-// move one of them only.
+// objectIDBench is one round of figure 1, run objectIDRounds times (benchRounds).
 var objectIDBench = []string{"-bench", "^Benchmark(New|Fill)$", "-benchmem", "-count", "1", "./objectid/"}
 
 const objectIDRounds = 5
@@ -29,33 +25,19 @@ const objectIDRounds = 5
 func figureObjectID(ctx context.Context, b *bench, res *figureResult) error {
 	res.note("%d rounds of `go test -run '^$' %s`; each figure is the median of the rounds, and each ratio the median of the rounds' ratios.",
 		objectIDRounds, proc.ShellJoin(objectIDBench))
-	rounds := make([]gobench.Results, objectIDRounds)
-	for i := range rounds {
-		var err error
-		if rounds[i], err = b.goBench(ctx, nil, objectIDBench...); err != nil {
-			return err
-		}
+	rounds, err := b.goBenchRounds(ctx, objectIDRounds, objectIDBench...)
+	if err != nil {
+		return err
 	}
 	for _, mode := range []string{"serial", "parallel"} {
-		var ours, driver, ratios, allocs []float64
-		procs := ""
-		for _, r := range rounds {
-			o, p, err := r.Get("New/" + mode + "/objectid")
-			if err != nil {
-				return err
-			}
-			d, _, err := r.Get("New/" + mode + "/driver")
-			if err != nil {
-				return err
-			}
-			procs = p
-			ours, driver, allocs = append(ours, o["ns/op"]), append(driver, d["ns/op"]), append(allocs, o["allocs/op"])
-			ratios = append(ratios, d["ns/op"]/o["ns/op"])
+		ours, err := rounds.side("New/"+mode+"/objectid", "New/"+mode+"/driver")
+		if err != nil {
+			return err
 		}
-		res.row(fmt.Sprintf("1. objectid.New, %s (GOMAXPROCS %s)", mode, procs),
-			fmt.Sprintf("%.4g ns/op, %g allocs/op", median(ours), median(allocs)),
-			fmt.Sprintf("bson.NewObjectID %.4g ns/op", median(driver)),
-			fmt.Sprintf("%.2f× (driver ns ÷ ours, median of the rounds)", median(ratios)))
+		res.row(fmt.Sprintf("1. objectid.New, %s (GOMAXPROCS %s)", mode, ours.procs),
+			fmt.Sprintf("%.4g ns/op, %g allocs/op", ours.ns, ours.allocs),
+			fmt.Sprintf("bson.NewObjectID %.4g ns/op", ours.rivals[0].ns),
+			fmt.Sprintf("%.2f× (driver ns ÷ ours, median of the rounds)", ours.rivals[0].ratio))
 	}
 	var fill []float64
 	for _, r := range rounds {
@@ -67,6 +49,65 @@ func figureObjectID(ctx context.Context, b *bench, res *figureResult) error {
 		res.row("1. objectid.Fill, 10,000 ids", fmt.Sprintf("%.4g ns/id", median(fill)), "—", "—")
 	}
 	return nil
+}
+
+// benchRounds are the results of one go test command run several times: -count
+// would run each benchmark's repetitions back to back, where rounds put ours and
+// its rivals side by side every time. This VM's parallel runs switch between two
+// speeds every few seconds, and a switch between the two sides would move one of
+// them only.
+type benchRounds []gobench.Results
+
+// goBenchRounds runs go test benchmarks n times (goBench).
+func (b *bench) goBenchRounds(ctx context.Context, n int, args ...string) (benchRounds, error) {
+	rounds := make(benchRounds, n)
+	for i := range rounds {
+		var err error
+		if rounds[i], err = b.goBench(ctx, nil, args...); err != nil {
+			return nil, err
+		}
+	}
+	return rounds, nil
+}
+
+// sideBySide is a benchmark's medians over the rounds, and each rival's.
+type sideBySide struct {
+	ns, allocs float64
+	procs      string // GOMAXPROCS, from the benchmark's name
+	rivals     []rival
+}
+
+// rival is a rival benchmark's median ns/op and allocs/op over the rounds, and
+// the median of the rounds' ratios of its ns/op to ours: above 1, ours is faster.
+type rival struct{ ns, allocs, ratio float64 }
+
+// side is the benchmark named ours beside the ones named rivals, over the rounds.
+func (rs benchRounds) side(ours string, rivals ...string) (sideBySide, error) {
+	var s sideBySide
+	var ns, allocs []float64
+	theirs := make([][3][]float64, len(rivals)) // ns, allocs, ratios
+	for _, r := range rs {
+		o, procs, err := r.Get(ours)
+		if err != nil {
+			return s, err
+		}
+		s.procs = procs
+		ns, allocs = append(ns, o["ns/op"]), append(allocs, o["allocs/op"])
+		for i, name := range rivals {
+			t, _, err := r.Get(name)
+			if err != nil {
+				return s, err
+			}
+			theirs[i][0] = append(theirs[i][0], t["ns/op"])
+			theirs[i][1] = append(theirs[i][1], t["allocs/op"])
+			theirs[i][2] = append(theirs[i][2], t["ns/op"]/o["ns/op"])
+		}
+	}
+	s.ns, s.allocs = median(ns), median(allocs)
+	for _, t := range theirs {
+		s.rivals = append(s.rivals, rival{ns: median(t[0]), allocs: median(t[1]), ratio: median(t[2])})
+	}
+	return s, nil
 }
 
 // median is the nearest-rank median of xs, which it sorts.
