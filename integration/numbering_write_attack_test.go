@@ -1,0 +1,83 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/seqd/seqd/counters"
+)
+
+// holdQueue keeps name's queue on c alive: it sends one write of name that
+// the store holds for a few seconds (failCommand blockConnection), and
+// returns once the store holds it. The queue, and what a write proved about
+// the name's end (ErrExhausted for a count), live while a write is in flight.
+// The write ends before the test's cleanup.
+func holdQueue(t *testing.T, ctx context.Context, db string, c *counters.Counter, name string) {
+	t.Helper()
+	held := be.FailCommand(t, bson.D{{Key: "times", Value: 1}}, bson.D{
+		{Key: "failCommands", Value: bson.A{"findAndModify"}},
+		{Key: "namespace", Value: db + "." + counters.CounterCollection},
+		{Key: "blockConnection", Value: true},
+		{Key: "blockTimeMS", Value: 3000},
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := c.NextNumbered(ctx, name, 1); err != nil {
+			t.Errorf("the held write: %v", err)
+		}
+	}()
+	t.Cleanup(func() { <-done })
+	if err := held.WaitEntered(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A period begun by SetNumbering (at 1, with the next value) or by
+// SetNumberingValue without force (at its value) moves the value back: the
+// write counts in forced, as a forced Set does. So a count the plain
+// sequence could no longer take fits again: the instance forgets what a
+// write proved about the name's end, as after a forced Set
+// (TestNumberingValueForcedBackFitsAgain). Observed: ErrExhausted at once,
+// "at 9223372036853775808, 1000000 requested", from the queue's memory.
+func TestNumberingPeriodBegunFitsAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		set   func(ctx context.Context, c *counters.Counter, nb counters.Numbering) error
+		first int64
+	}{
+		{"SetNumbering", func(ctx context.Context, c *counters.Counter, nb counters.Numbering) error {
+			return c.SetNumbering(ctx, "p", nb)
+		}, 1},
+		{"SetNumberingValue", func(ctx context.Context, c *counters.Counter, nb counters.Numbering) error {
+			return c.SetNumberingValue(ctx, "p", nb, 5, false)
+		}, 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			db := be.Database(t)
+			clock := newClock(time.Date(2026, 11, 26, 17, 4, 30, 0, time.UTC))
+			c := counters.NewCounter(db, counters.Options{Clock: clock.now, WritesInFlight: 2})
+			if err := c.Set(ctx, "p", math.MaxInt64-999_999, false); err != nil {
+				t.Fatal(err)
+			}
+			holdQueue(t, ctx, db.Name(), c, "p")
+			if _, err := c.NextNumbered(ctx, "p", 1_000_000); !errors.Is(err, counters.ErrExhausted) {
+				t.Fatalf("1,000,000 values near the end: %v, want ErrExhausted", err)
+			}
+			if err := tc.set(ctx, c, counters.Numbering{Period: "year", Format: "Y-{yyyy}-{seq}"}); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := c.NextNumbered(ctx, "p", 1_000_000); err != nil || got.Period != "2026" || got.First != tc.first {
+				t.Errorf("1,000,000 values of a year just begun: %+v, %v; want them from %d", got, err, tc.first)
+			}
+		})
+	}
+}
