@@ -503,11 +503,7 @@ func (c *Counter) SetNumberingValue(ctx context.Context, name string, nb Numberi
 	if err := checkSet(name, value); err != nil {
 		return err
 	}
-	err := c.setNumbering(ctx, name, nb, &valueSet{value: value, force: force})
-	if err == nil && force {
-		c.coalescer.forget(name) // as Set: bigger counts may fit again
-	}
-	return err
+	return c.setNumbering(ctx, name, nb, &valueSet{value: value, force: force})
 }
 
 // valueSet is the value a SetNumberingValue write sets.
@@ -538,6 +534,12 @@ func (c *Counter) setNumbering(ctx context.Context, name string, nb Numbering, v
 		}
 		return c.writeNumbering(ctx, name, cur, exists, want, v)
 	})
+	if err == nil {
+		// As after a forced Set, bigger counts may fit again: a value
+		// forced, or a period that begins (with the value, or at 1 with the
+		// next write), moves seq back.
+		c.coalescer.forget(name)
+	}
 	return wrap(err, "set numbering", name)
 }
 
