@@ -11,6 +11,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/seqd/seqd"
 	"github.com/seqd/seqd/counters"
 )
 
@@ -79,5 +80,36 @@ func TestNumberingPeriodBegunFitsAgain(t *testing.T) {
 				t.Errorf("1,000,000 values of a year just begun: %+v, %v; want them from %d", got, err, tc.first)
 			}
 		})
+	}
+}
+
+// A sequence switched from cached to strict drains (no value for one lease)
+// and shows strict. A numbering set during the drain waits for its end, as a
+// value taken does, or, when the caller's deadline comes first, is
+// ErrDraining (503 with Retry-After): it is strict from then on, and nothing
+// is wrong with the request. Observed: ErrInvalidMode, "a cached sequence
+// has no period or format ... set mode strict first", for a sequence whose
+// mode was just set strict; what memseq, which the HTTP tests trust, takes.
+func TestNumberingDuringDrain(t *testing.T) {
+	ctx := testContext(t)
+	clock := newClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC))
+	c := counters.NewCounter(be.Database(t), counters.Options{Clock: clock.now, BlockLease: time.Second})
+	defer c.Close(ctx)
+	mustSetMode(t, c, "inv", seqd.ModeCached, 0, 0)
+	if _, err := c.Next(ctx, "inv"); err != nil {
+		t.Fatal(err)
+	}
+	mustSetMode(t, c, "inv", seqd.ModeStrict, 0, 0)
+	nb := counters.Numbering{Period: "year", Format: "INV-{yyyy}-{seq}"}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if err := c.SetNumbering(short, "inv", nb); !errors.Is(err, counters.ErrDraining) {
+		t.Errorf("SetNumbering during the drain, 100 ms to wait: %v, want ErrDraining", err)
+	}
+	if err := c.SetNumberingValue(ctx, "inv", nb, 41, false); err != nil {
+		t.Errorf("SetNumberingValue during the drain: %v, want nil once it ended", err)
+	}
+	if got, err := c.NextNumbered(ctx, "inv", 1); err != nil || got.Formatted != "INV-2026-42" {
+		t.Errorf("after the drain and the numbering: %+v, %v; want INV-2026-42", got, err)
 	}
 }
