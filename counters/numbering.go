@@ -488,7 +488,9 @@ func (c *Counter) NextNumbered(ctx context.Context, name string, n int64) (Numbe
 // It returns ErrInvalidMode for a numbering that does not parse (the error
 // says what is wrong) and for a cached sequence: a period needs every value
 // to come from a write to the store, so that no instance answers a period
-// older than one another instance has begun. Optimistic has no numbering.
+// older than one another instance has begun. On a sequence leaving cached
+// mode (draining) it waits for the drain's end, as a value taken does, or
+// returns ErrDraining when ctx ends first. Optimistic has no numbering.
 func (c *Counter) SetNumbering(ctx context.Context, name string, nb Numbering) error {
 	return c.setNumbering(ctx, name, nb, nil)
 }
@@ -527,12 +529,25 @@ func (c *Counter) setNumbering(ctx context.Context, name string, nb Numbering, v
 		return err
 	}
 	err = c.retry.do(ctx, func() (bool, error) {
-		cur, err := readCounter(ctx, c.coll, name)
-		exists := err == nil
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return false, err
+		for {
+			cur, err := readCounter(ctx, c.coll, name)
+			exists := err == nil
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return false, err
+			}
+			if !exists || !cur.draining || want.stored == (Numbering{}) {
+				return c.writeNumbering(ctx, name, cur, exists, want, v)
+			}
+			// Leaving cached mode: a numbering waits for strict values,
+			// as a value taken does, or is ErrDraining if ctx ends first.
+			d, err := c.drainSeen(ctx, name, cur)
+			if err != nil {
+				return false, err
+			}
+			if err := c.awaitDrain(ctx, d); err != nil {
+				return false, err
+			}
 		}
-		return c.writeNumbering(ctx, name, cur, exists, want, v)
 	})
 	if err == nil {
 		// As after a forced Set, bigger counts may fit again: a value
