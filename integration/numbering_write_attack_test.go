@@ -5,6 +5,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -111,5 +112,48 @@ func TestNumberingDuringDrain(t *testing.T) {
 	}
 	if got, err := c.NextNumbered(ctx, "inv", 1); err != nil || got.Formatted != "INV-2026-42" {
 		t.Errorf("after the drain and the numbering: %+v, %v; want INV-2026-42", got, err)
+	}
+}
+
+// A counter document whose numbering seqd would not have written (a period
+// "fortnight", a zone "Mars/Olympus", another client's) gets
+// ErrInvalidCounter from SetNumbering and SetNumberingValue, as from Next
+// and Set, and stays as it is. Observed: SetNumbering and SetNumberingValue
+// wrote their numbering over it; with a period start, ErrInvalidMode ("the
+// period and time zone of a sequence that has handed out values … stay").
+func TestNumberingOverForeignNumbering(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	c := counters.NewCounter(db, newClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)).opts())
+	coll := db.Collection(counters.CounterCollection)
+	docs := []bson.D{
+		{{Key: "_id", Value: "fortnight"}, {Key: "seq", Value: int64(3)}, {Key: "period", Value: "fortnight"}},
+		{{Key: "_id", Value: "mars"}, {Key: "seq", Value: int64(3)}, {Key: "period", Value: "year"}, {Key: "zone", Value: "Mars/Olympus"}},
+		{{Key: "_id", Value: "started"}, {Key: "seq", Value: int64(3)}, {Key: "period", Value: "fortnight"}, {Key: "periodStart", Value: int64(1764115200000)}},
+	}
+	for _, d := range docs {
+		if _, err := coll.InsertOne(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nb := counters.Numbering{Period: "year", Format: "Y-{yyyy}-{seq}"}
+	for _, d := range docs {
+		name := d[0].Value.(string)
+		if _, err := c.Next(ctx, name); !errors.Is(err, counters.ErrInvalidCounter) {
+			t.Errorf("Next(%q): %v, want ErrInvalidCounter", name, err)
+		}
+		if err := c.SetNumbering(ctx, name, nb); !errors.Is(err, counters.ErrInvalidCounter) {
+			t.Errorf("SetNumbering(%q): %v, want ErrInvalidCounter", name, err)
+		}
+		if err := c.SetNumberingValue(ctx, name, nb, 7, true); !errors.Is(err, counters.ErrInvalidCounter) {
+			t.Errorf("SetNumberingValue(%q): %v, want ErrInvalidCounter", name, err)
+		}
+		var got bson.D
+		if err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&got); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(d) {
+			t.Errorf("%q after the calls: %v, want it unchanged: %v", name, got, d)
+		}
 	}
 }
