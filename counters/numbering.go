@@ -490,7 +490,9 @@ func (c *Counter) NextNumbered(ctx context.Context, name string, n int64) (Numbe
 // to come from a write to the store, so that no instance answers a period
 // older than one another instance has begun. On a sequence leaving cached
 // mode (draining) it waits for the drain's end, as a value taken does, or
-// returns ErrDraining when ctx ends first. Optimistic has no numbering.
+// returns ErrDraining when ctx ends first. A document whose numbering seqd
+// would not have written is ErrInvalidCounter, as for Next, and stays as it
+// is. Optimistic has no numbering.
 func (c *Counter) SetNumbering(ctx context.Context, name string, nb Numbering) error {
 	return c.setNumbering(ctx, name, nb, nil)
 }
@@ -564,6 +566,13 @@ func (c *Counter) setNumbering(ctx context.Context, name string, nb Numbering, v
 // sequence takes this way too). It returns true when the document changed
 // since it was read, or it announced a period: read again and write again.
 func (c *Counter) writeNumbering(ctx context.Context, name string, cur counterState, exists bool, want *numbered, v *valueSet) (bool, error) {
+	if exists && cur.numbering != (Numbering{}) {
+		// A numbering seqd would not have written is refused, as Next
+		// refuses it (ErrInvalidCounter), and left as it is.
+		if _, err := c.numbering.learn(name, cur); err != nil {
+			return false, err
+		}
+	}
 	if exists && want.stored == (Numbering{}) && cur.numbering == (Numbering{}) && (cur.mode == seqd.ModeCached || cur.draining) {
 		// A cached sequence has no numbering to turn off (SetMode keeps
 		// its mode and gen), and a value with none is a Set.
