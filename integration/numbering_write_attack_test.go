@@ -157,3 +157,29 @@ func TestNumberingOverForeignNumbering(t *testing.T) {
 		}
 	}
 }
+
+// Current, List and PeriodValue of a counter document whose numbering seqd
+// would not have written say so (ErrInvalidCounter), as Next does, rather
+// than show it as a sequence seqd can use. Observed: Current answered it
+// (period "fortnight", no period key), List listed it with no Err, and
+// PeriodValue answered ErrNotFound.
+func TestNumberingForeignShown(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	c := counters.NewCounter(db, counters.Options{})
+	doc := bson.D{{Key: "_id", Value: "fortnight"}, {Key: "seq", Value: int64(3)}, {Key: "period", Value: "fortnight"},
+		{Key: "periodStart", Value: int64(1764115200000)}}
+	if _, err := db.Collection(counters.CounterCollection).InsertOne(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Current(ctx, "fortnight"); !errors.Is(err, counters.ErrInvalidCounter) {
+		t.Errorf("Current: %+v, %v; want ErrInvalidCounter", got, err)
+	}
+	page, err := c.List(ctx, counters.ListOptions{})
+	if err != nil || len(page.Sequences) != 1 || !errors.Is(page.Sequences[0].Err, counters.ErrInvalidCounter) {
+		t.Errorf("List: %+v, %v; want fortnight with Err ErrInvalidCounter", page, err)
+	}
+	if v, err := c.PeriodValue(ctx, "fortnight", "2025-11-26"); !errors.Is(err, counters.ErrInvalidCounter) {
+		t.Errorf("PeriodValue: %d, %v; want ErrInvalidCounter", v, err)
+	}
+}
