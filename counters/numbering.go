@@ -163,11 +163,24 @@ func (k *numberings) learn(name string, s counterState) (*numbered, error) {
 	if nb := k.lookup(name); nb != nil && nb.stored == s.numbering {
 		return nb, nil
 	}
+	nb, err := s.numbered(name)
+	if err != nil {
+		return nil, err
+	}
+	k.m.Store(name, nb)
+	return nb, nil
+}
+
+// numbered returns s's numbering parsed, nil for none. Its error wraps
+// ErrInvalidCounter: a numbering seqd would not have stored.
+func (s counterState) numbered(name string) (*numbered, error) {
+	if s.numbering == (Numbering{}) {
+		return nil, nil
+	}
 	nb, err := s.numbering.parse()
 	if err != nil {
 		return nil, fmt.Errorf("%w: the numbering of %q: %w", ErrInvalidCounter, cut(name, 40), errors.Unwrap(err))
 	}
-	k.m.Store(name, nb)
 	return nb, nil
 }
 
@@ -255,7 +268,9 @@ func (c *Counter) PeriodValue(ctx context.Context, name, key string) (int64, err
 		return 0, wrap(err, "period value", name)
 	}
 	var seq Sequence
-	s.showNumbering(&seq)
+	if err := s.showNumbering(name, &seq); err != nil {
+		return 0, wrap(err, "period value", name)
+	}
 	if s.numbering.Period == "" {
 		return 0, wrap(fmt.Errorf("%w: %q has no period", ErrNotFound, cut(name, 40)), "period value", name)
 	}
@@ -270,18 +285,16 @@ func (c *Counter) PeriodValue(ctx context.Context, name, key string) (int64, err
 	return 0, wrap(fmt.Errorf("%w: no period %.20q remembered", ErrNotFound, key), "period value", name)
 }
 
-// showNumbering adds s's numbering to seq, as Current and List show it.
-func (s counterState) showNumbering(seq *Sequence) {
+// showNumbering adds s's numbering to seq, as Current and List show it. Its
+// error wraps ErrInvalidCounter: a numbering seqd would not have stored.
+func (s counterState) showNumbering(name string, seq *Sequence) error {
 	seq.Period, seq.TimeZone, seq.Format = s.numbering.Period, s.numbering.TimeZone, s.numbering.Format
-	if s.numbering.Period == "" {
-		return
+	nb, err := s.numbered(name)
+	if err != nil || nb == nil || nb.spec.Unit == period.None || !s.hasStart {
+		return err
 	}
-	if !s.hasStart {
-		return
-	}
-	if nb, err := s.numbering.parse(); err == nil {
-		seq.PeriodKey = nb.spec.Key(time.UnixMilli(s.periodStart))
-	}
+	seq.PeriodKey = nb.spec.Key(time.UnixMilli(s.periodStart))
+	return nil
 }
 
 // notPeriodic keeps a write that takes values without a period off a
