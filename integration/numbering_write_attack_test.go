@@ -183,3 +183,33 @@ func TestNumberingForeignShown(t *testing.T) {
 		t.Errorf("PeriodValue: %d, %v; want ErrInvalidCounter", v, err)
 	}
 }
+
+// A counter document with a numbering that parses but is not as seqd writes
+// it (period "none", zone "UTC", an empty string: seqd leaves such fields
+// out) gets ErrInvalidCounter from Next and Current, as any other numbering
+// seqd would not have written. Observed: Next answered ErrContention after
+// its retries (every write's filter asks for the field as seqd writes it,
+// matches nothing, and reading the document tells nothing new), and Current
+// showed it as usable.
+func TestNumberingNotAsWritten(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	c := counters.NewCounter(db, counters.Options{MaxRetries: 3})
+	docs := []bson.D{
+		{{Key: "_id", Value: "none"}, {Key: "seq", Value: int64(3)}, {Key: "period", Value: "none"}},
+		{{Key: "_id", Value: "utc"}, {Key: "seq", Value: int64(3)}, {Key: "period", Value: "year"}, {Key: "zone", Value: "UTC"}},
+		{{Key: "_id", Value: "empty"}, {Key: "seq", Value: int64(3)}, {Key: "period", Value: ""}},
+	}
+	for _, d := range docs {
+		if _, err := db.Collection(counters.CounterCollection).InsertOne(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		name := d[0].Value.(string)
+		if got, err := c.Next(ctx, name); !errors.Is(err, counters.ErrInvalidCounter) {
+			t.Errorf("Next(%q): %d, %v; want ErrInvalidCounter", name, got, err)
+		}
+		if got, err := c.Current(ctx, name); !errors.Is(err, counters.ErrInvalidCounter) {
+			t.Errorf("Current(%q): %+v, %v; want ErrInvalidCounter", name, got, err)
+		}
+	}
+}
