@@ -181,6 +181,11 @@ func (s counterState) numbered(name string) (*numbered, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: the numbering of %q: %w", ErrInvalidCounter, cut(name, 40), errors.Unwrap(err))
 	}
+	if nb.stored != s.numbering {
+		// Every write's filter asks for the numbering as seqd stores it.
+		return nil, fmt.Errorf("%w: the numbering of %q has period %q and zone %q, which seqd stores as %q and %q (leaving out an empty one)",
+			ErrInvalidCounter, cut(name, 40), s.numbering.Period, s.numbering.TimeZone, nb.stored.Period, nb.stored.TimeZone)
+	}
 	return nb, nil
 }
 
@@ -197,8 +202,8 @@ func parseNumbering(name string, doc bson.Raw, s *counterState) error {
 			continue
 		}
 		str, ok := v.StringValueOK()
-		if !ok {
-			return fmt.Errorf("%w: the %s of %q is %s %s, want a string",
+		if !ok || str == "" { // seqd leaves out what it has not
+			return fmt.Errorf("%w: the %s of %q is %s %s, want a string that is not empty",
 				ErrInvalidCounter, f.field, cut(name, 40), bsonTypeName(v.Type), valueText(v))
 		}
 		*f.to = str
