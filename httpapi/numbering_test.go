@@ -192,3 +192,21 @@ func TestNumberingRefused(t *testing.T) {
 	s.counter.StoreSequence(seqd.Sequence{Name: "c", Value: 5, Mode: seqd.ModeCached})
 	wantError(t, s.put(t, "/seq/c", `{"period":"year"}`), http.StatusBadRequest, "invalid_mode")
 }
+
+// TestNumberingValueWithCachedChangesNothing: PUT {"value":…,"mode":"cached"}
+// on a numbered sequence is refused (a numbered sequence is strict) and
+// changes nothing: its value goes with the mode, both or neither, as a value
+// goes with a numbering. Observed: 400 invalid_mode, and the value was set
+// first: the next value is INV-2026-000101.
+func TestNumberingValueWithCachedChangesNothing(t *testing.T) {
+	s := newServer(t, withAdmin(adminToken))
+	s.counter.SetClock(func() time.Time { return time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC) })
+	s.put(t, "/seq/inv", `{"period":"year","format":"INV-{yyyy}-{seq:6}"}`)
+	for range 3 {
+		s.get(t, "/seq/inv/next")
+	}
+	wantError(t, s.put(t, "/seq/inv", `{"value":100,"mode":"cached"}`), http.StatusBadRequest, "invalid_mode")
+	if got := decode[numberedNext](t, s.get(t, "/seq/inv/next"), http.StatusOK); got.Formatted != "INV-2026-000004" {
+		t.Errorf("next after the refused PUT = %+v, want INV-2026-000004", got)
+	}
+}
