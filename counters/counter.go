@@ -337,8 +337,9 @@ func (c *Counter) set(ctx context.Context, name string, value int64, force bool)
 // and limited to one more than the page, the counter's fields projected. mongod
 // answers it from the _id index, reading no more than the page. A document that
 // seqd cannot use is listed with Err set: one whose fields parseCounter refuses
-// or whose numbering does not parse, and one whose _id is a string but no name, which another client wrote; an _id
-// of another type is not on a page.
+// or whose numbering seqd would not have stored, and one whose _id is a string
+// but no name, which another client wrote; an _id of another type is not on a
+// page.
 func (c *Counter) List(ctx context.Context, opts ListOptions) (Page, error) {
 	if err := opts.Check(); err != nil {
 		return Page{}, err

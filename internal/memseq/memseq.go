@@ -16,8 +16,9 @@
 // block bounds, which Current and List then return, creating the sequence at 0 if
 // new; it refuses with ErrInvalidMode a mode other than strict or cached, bounds
 // other than both 0 (the default) or 1 ≤ min ≤ max ≤ seqd.MaxCount, cached for a
-// sequence with a period or format, and any mode on the optimistic strategy, which has none. BlockStatus reports what SetBlockStatus
-// gave it: the fake has no blocks of its own.
+// sequence with a period or format, and any mode on the optimistic strategy,
+// which has none. BlockStatus reports what SetBlockStatus gave it: the fake has
+// no blocks of its own.
 //
 // A test can make every method fail (FailWith, FailFunc, BlockUntilDone), seed and
 // read sequences without a call (Store, StoreSequence, StoreInvalid, Value), and
