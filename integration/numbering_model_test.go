@@ -37,11 +37,12 @@ func outcome(err error) string {
 	return "other: " + err.Error()
 }
 
-// memseq, which the HTTP tests trust, answers as one Counter does: the same
-// random calls (numberings and values set, values taken, modes switched,
-// the clock moved across minutes, hours and the year's end) get the same
-// values, periods, formatted text and errors from both, in 20 runs of 100
-// calls, each seeded by its number. Observed: SetMode cached on a numbered
+// memseq, which the HTTP tests trust, answers as Counters with one clock do
+// (two instances, taking turns at random): the same random calls
+// (numberings and values set, values taken, modes switched, the clock moved
+// across minutes, hours and the year's end) get the same values, periods,
+// formatted text and errors from both, in 20 runs of 100 calls, each seeded
+// by its number. Observed: SetMode cached on a numbered
 // sequence taken by memseq (ErrInvalidMode from the Counter); a numbering
 // set while a switch to strict drains taken by memseq (ErrInvalidMode from
 // the Counter).
@@ -55,13 +56,16 @@ func TestNumberingLikeMemseq(t *testing.T) {
 		r := rand.New(rand.NewPCG(uint64(run), 0))
 		ctx := testContext(t)
 		clock := newClock(time.Date(2026, 12, 31, 22, 58, 0, 0, time.UTC))
-		c := counters.NewCounter(be.Database(t), counters.Options{Clock: clock.now, BlockLease: 200 * time.Millisecond, ModeRefresh: 50 * time.Millisecond})
+		db := be.Database(t)
+		opts := counters.Options{Clock: clock.now, BlockLease: 200 * time.Millisecond, ModeRefresh: 50 * time.Millisecond}
+		instances := []*counters.Counter{counters.NewCounter(db, opts), counters.NewCounter(db, opts)}
 		m := memseq.New(counters.StrategyCounter)
 		m.SetClock(clock.now)
 		mode := seqd.ModeStrict
 		var keys, calls []string // the periods answered; the calls made, for the failure's message
 		for range 100 {
 			var call, got, want string
+			c := instances[r.IntN(2)] // two instances, one clock: each learns what the other changed
 			switch r.IntN(11) {
 			case 0, 1:
 				if mode == seqd.ModeCached {
@@ -127,8 +131,10 @@ func TestNumberingLikeMemseq(t *testing.T) {
 				t.Fatalf("run %d: %s: the Counter answers %s, memseq %s; the calls:\n%s", run, call, got, want, strings.Join(calls, "\n"))
 			}
 		}
-		if err := c.Close(ctx); err != nil {
-			t.Fatal(err)
+		for _, c := range instances {
+			if err := c.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
