@@ -94,7 +94,7 @@ func TestNumberingPeriodBegunFitsAgain(t *testing.T) {
 func TestNumberingDuringDrain(t *testing.T) {
 	ctx := testContext(t)
 	clock := newClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC))
-	c := counters.NewCounter(be.Database(t), counters.Options{Clock: clock.now, BlockLease: time.Second})
+	c := counters.NewCounter(be.Database(t), counters.Options{Clock: clock.now, BlockLease: 3 * time.Second})
 	defer c.Close(ctx)
 	mustSetMode(t, c, "inv", seqd.ModeCached, 0, 0)
 	if _, err := c.Next(ctx, "inv"); err != nil {
@@ -102,10 +102,11 @@ func TestNumberingDuringDrain(t *testing.T) {
 	}
 	mustSetMode(t, c, "inv", seqd.ModeStrict, 0, 0)
 	nb := counters.Numbering{Period: "year", Format: "INV-{yyyy}-{seq}"}
-	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	// Time for the read and the fence, not for the drain's 3 s.
+	short, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
 	defer cancel()
 	if err := c.SetNumbering(short, "inv", nb); !errors.Is(err, counters.ErrDraining) {
-		t.Errorf("SetNumbering during the drain, 100 ms to wait: %v, want ErrDraining", err)
+		t.Errorf("SetNumbering during the drain, 1.5 s to wait: %v, want ErrDraining", err)
 	}
 	if err := c.SetNumberingValue(ctx, "inv", nb, 41, false); err != nil {
 		t.Errorf("SetNumberingValue during the drain: %v, want nil once it ended", err)
