@@ -214,3 +214,31 @@ func TestNumberingNotAsWritten(t *testing.T) {
 		}
 	}
 }
+
+// A numbering set by another instance restarts a plain sequence's values at
+// 1 of a period: once this instance learns it (a write of its own finds the
+// new numbering), a count the plain sequence could no longer take fits
+// again. Observed: ErrExhausted at once for 1,000,000 values of the minute,
+// after a value of it was taken, from the queue's memory of the plain
+// sequence's end.
+func TestNumberingLearnedFitsAgain(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	clock := newClock(time.Date(2026, 11, 26, 17, 4, 30, 0, time.UTC))
+	a := counters.NewCounter(db, counters.Options{Clock: clock.now, WritesInFlight: 2})
+	b := counters.NewCounter(db, clock.opts())
+	if err := a.Set(ctx, "p", math.MaxInt64-999_999, false); err != nil {
+		t.Fatal(err)
+	}
+	holdQueue(t, ctx, db.Name(), a, "p")
+	if _, err := a.NextNumbered(ctx, "p", 1_000_000); !errors.Is(err, counters.ErrExhausted) {
+		t.Fatalf("1,000,000 values near the end: %v, want ErrExhausted", err)
+	}
+	if err := b.SetNumbering(ctx, "p", counters.Numbering{Period: "minute"}); err != nil {
+		t.Fatal(err)
+	}
+	mustNumbered(t, a, "p", 1, "2026-11-26T17:04") // a learns the minute
+	if got, err := a.NextNumbered(ctx, "p", 1_000_000); err != nil || got.First != 2 {
+		t.Errorf("1,000,000 values of the minute: %+v, %v; want them from 2", got, err)
+	}
+}
