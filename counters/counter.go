@@ -209,6 +209,7 @@ func (c *Counter) reserveBatch(ctx context.Context, name string, n int64, _ func
 		if nb := c.numbering.lookup(name); nb != nil && nb.spec.Unit != period.None {
 			first, err := c.reservePeriodic(ctx, name, n, nb)
 			if errors.Is(err, errRelearn) {
+				c.coalescer.forget(name) // what writes proved was of another numbering
 				continue
 			}
 			return first, n, err
@@ -217,6 +218,7 @@ func (c *Counter) reserveBatch(ctx context.Context, name string, n int64, _ func
 		if !errors.Is(err, errRelearn) {
 			break
 		}
+		c.coalescer.forget(name)
 	}
 	if errors.Is(err, errRelearn) {
 		return 0, 0, fmt.Errorf("%w: the numbering changed %d times during one write", ErrContention, maxPeriodTries)
