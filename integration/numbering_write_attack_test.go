@@ -23,6 +23,7 @@ import (
 // The write ends before the test's cleanup.
 func holdQueue(t *testing.T, ctx context.Context, db string, c *counters.Counter, name string) {
 	t.Helper()
+	be.RequireFailCommand(t)
 	held := be.FailCommand(t, bson.D{{Key: "times", Value: 1}}, bson.D{
 		{Key: "failCommands", Value: bson.A{"findAndModify"}},
 		{Key: "namespace", Value: db + "." + counters.CounterCollection},
