@@ -209,6 +209,7 @@ func (c *Counter) reserveBatch(ctx context.Context, name string, n int64, _ func
 		if nb := c.numbering.lookup(name); nb != nil && nb.spec.Unit != period.None {
 			first, err := c.reservePeriodic(ctx, name, n, nb)
 			if errors.Is(err, errRelearn) {
+				c.coalescer.forget(name) // what writes proved was of another numbering
 				continue
 			}
 			return first, n, err
@@ -217,6 +218,7 @@ func (c *Counter) reserveBatch(ctx context.Context, name string, n int64, _ func
 		if !errors.Is(err, errRelearn) {
 			break
 		}
+		c.coalescer.forget(name)
 	}
 	if errors.Is(err, errRelearn) {
 		return 0, 0, fmt.Errorf("%w: the numbering changed %d times during one write", ErrContention, maxPeriodTries)
@@ -239,7 +241,11 @@ func (c *Counter) Current(ctx context.Context, name string) (Sequence, error) {
 	if err != nil {
 		return Sequence{}, wrap(err, "current", name)
 	}
-	return s.sequence(name), nil
+	seq, err := s.sequence(name)
+	if err != nil {
+		return Sequence{}, wrap(err, "current", name)
+	}
+	return seq, nil
 }
 
 // readCounter reads name's counter document from coll.
@@ -332,9 +338,10 @@ func (c *Counter) set(ctx context.Context, name string, value int64, force bool)
 // find (listQuery): a range of _id (a prefix becomes $gte and $lt), sorted by _id
 // and limited to one more than the page, the counter's fields projected. mongod
 // answers it from the _id index, reading no more than the page. A document that
-// seqd cannot use is listed with Err set: one whose fields parseCounter refuses,
-// and one whose _id is a string but no name, which another client wrote; an _id
-// of another type is not on a page.
+// seqd cannot use is listed with Err set: one whose fields parseCounter refuses
+// or whose numbering seqd would not have stored, and one whose _id is a string
+// but no name, which another client wrote; an _id of another type is not on a
+// page.
 func (c *Counter) List(ctx context.Context, opts ListOptions) (Page, error) {
 	if err := opts.Check(); err != nil {
 		return Page{}, err
@@ -362,11 +369,15 @@ func (c *Counter) List(ctx context.Context, opts ListOptions) (Page, error) {
 			err = fmt.Errorf("%w: the _id %q is not a sequence name (1 to 64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit)",
 				ErrInvalidCounter, cut(name, 40))
 		}
+		var seq Sequence
+		if err == nil {
+			seq, err = s.sequence(name)
+		}
 		if err != nil {
 			seqs = append(seqs, Sequence{Name: name, Err: wrap(err, "list", name)})
 			continue
 		}
-		seqs = append(seqs, s.sequence(name))
+		seqs = append(seqs, seq)
 	}
 	return opts.PageOf(seqs), nil
 }

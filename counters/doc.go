@@ -368,7 +368,9 @@
 // one and writes again.
 //
 // A numbered sequence is strict: SetNumbering refuses a cached sequence and
-// SetMode refuses cached for a numbered one (ErrInvalidMode). Cached values
+// SetMode refuses cached for a numbered one (ErrInvalidMode); on one
+// switched to strict and still draining, SetNumbering waits for the drain's
+// end, as Next does (ErrDraining if its context ends first). Cached values
 // come from blocks each instance holds, in no order across instances, so an
 // instance could answer a period older than one another instance has begun.
 // Optimistic has no numbering.

@@ -87,7 +87,8 @@ type counterState struct {
 }
 
 // sequence is s as Current and List show it.
-func (s counterState) sequence(name string) Sequence {
+// Its error wraps ErrInvalidCounter: a numbering seqd would not have stored.
+func (s counterState) sequence(name string) (Sequence, error) {
 	seq := Sequence{Name: name, Value: s.seq, Mode: s.mode, MinBlock: s.minBlock, MaxBlock: s.maxBlock, Blocks: s.blocks}
 	if s.draining {
 		seq.StrictFrom = s.strictFrom
@@ -95,8 +96,7 @@ func (s counterState) sequence(name string) Sequence {
 			seq.StrictFrom = time.UnixMilli(0).UTC() // a draining document without the field: shown as past
 		}
 	}
-	s.showNumbering(&seq)
-	return seq
+	return seq, s.showNumbering(name, &seq)
 }
 
 // parseCounter reads name's counter document, or returns an error wrapping

@@ -163,11 +163,29 @@ func (k *numberings) learn(name string, s counterState) (*numbered, error) {
 	if nb := k.lookup(name); nb != nil && nb.stored == s.numbering {
 		return nb, nil
 	}
+	nb, err := s.numbered(name)
+	if err != nil {
+		return nil, err
+	}
+	k.m.Store(name, nb)
+	return nb, nil
+}
+
+// numbered returns s's numbering parsed, nil for none. Its error wraps
+// ErrInvalidCounter: a numbering seqd would not have stored.
+func (s counterState) numbered(name string) (*numbered, error) {
+	if s.numbering == (Numbering{}) {
+		return nil, nil
+	}
 	nb, err := s.numbering.parse()
 	if err != nil {
 		return nil, fmt.Errorf("%w: the numbering of %q: %w", ErrInvalidCounter, cut(name, 40), errors.Unwrap(err))
 	}
-	k.m.Store(name, nb)
+	if nb.stored != s.numbering {
+		// Every write's filter asks for the numbering as seqd stores it.
+		return nil, fmt.Errorf("%w: the numbering of %q has period %q and zone %q, which seqd stores as %q and %q (leaving out an empty one)",
+			ErrInvalidCounter, cut(name, 40), s.numbering.Period, s.numbering.TimeZone, nb.stored.Period, nb.stored.TimeZone)
+	}
 	return nb, nil
 }
 
@@ -184,8 +202,8 @@ func parseNumbering(name string, doc bson.Raw, s *counterState) error {
 			continue
 		}
 		str, ok := v.StringValueOK()
-		if !ok {
-			return fmt.Errorf("%w: the %s of %q is %s %s, want a string",
+		if !ok || str == "" { // seqd leaves out what it has not
+			return fmt.Errorf("%w: the %s of %q is %s %s, want a string that is not empty",
 				ErrInvalidCounter, f.field, cut(name, 40), bsonTypeName(v.Type), valueText(v))
 		}
 		*f.to = str
@@ -255,7 +273,9 @@ func (c *Counter) PeriodValue(ctx context.Context, name, key string) (int64, err
 		return 0, wrap(err, "period value", name)
 	}
 	var seq Sequence
-	s.showNumbering(&seq)
+	if err := s.showNumbering(name, &seq); err != nil {
+		return 0, wrap(err, "period value", name)
+	}
 	if s.numbering.Period == "" {
 		return 0, wrap(fmt.Errorf("%w: %q has no period", ErrNotFound, cut(name, 40)), "period value", name)
 	}
@@ -270,18 +290,16 @@ func (c *Counter) PeriodValue(ctx context.Context, name, key string) (int64, err
 	return 0, wrap(fmt.Errorf("%w: no period %.20q remembered", ErrNotFound, key), "period value", name)
 }
 
-// showNumbering adds s's numbering to seq, as Current and List show it.
-func (s counterState) showNumbering(seq *Sequence) {
+// showNumbering adds s's numbering to seq, as Current and List show it. Its
+// error wraps ErrInvalidCounter: a numbering seqd would not have stored.
+func (s counterState) showNumbering(name string, seq *Sequence) error {
 	seq.Period, seq.TimeZone, seq.Format = s.numbering.Period, s.numbering.TimeZone, s.numbering.Format
-	if s.numbering.Period == "" {
-		return
+	nb, err := s.numbered(name)
+	if err != nil || nb == nil || nb.spec.Unit == period.None || !s.hasStart {
+		return err
 	}
-	if !s.hasStart {
-		return
-	}
-	if nb, err := s.numbering.parse(); err == nil {
-		seq.PeriodKey = nb.spec.Key(time.UnixMilli(s.periodStart))
-	}
+	seq.PeriodKey = nb.spec.Key(time.UnixMilli(s.periodStart))
+	return nil
 }
 
 // notPeriodic keeps a write that takes values without a period off a
@@ -488,7 +506,11 @@ func (c *Counter) NextNumbered(ctx context.Context, name string, n int64) (Numbe
 // It returns ErrInvalidMode for a numbering that does not parse (the error
 // says what is wrong) and for a cached sequence: a period needs every value
 // to come from a write to the store, so that no instance answers a period
-// older than one another instance has begun. Optimistic has no numbering.
+// older than one another instance has begun. On a sequence leaving cached
+// mode (draining) it waits for the drain's end, as a value taken does, or
+// returns ErrDraining when ctx ends first. A document whose numbering seqd
+// would not have written is ErrInvalidCounter, as for Next, and stays as it
+// is. Optimistic has no numbering.
 func (c *Counter) SetNumbering(ctx context.Context, name string, nb Numbering) error {
 	return c.setNumbering(ctx, name, nb, nil)
 }
@@ -503,11 +525,7 @@ func (c *Counter) SetNumberingValue(ctx context.Context, name string, nb Numberi
 	if err := checkSet(name, value); err != nil {
 		return err
 	}
-	err := c.setNumbering(ctx, name, nb, &valueSet{value: value, force: force})
-	if err == nil && force {
-		c.coalescer.forget(name) // as Set: bigger counts may fit again
-	}
-	return err
+	return c.setNumbering(ctx, name, nb, &valueSet{value: value, force: force})
 }
 
 // valueSet is the value a SetNumberingValue write sets.
@@ -531,13 +549,32 @@ func (c *Counter) setNumbering(ctx context.Context, name string, nb Numbering, v
 		return err
 	}
 	err = c.retry.do(ctx, func() (bool, error) {
-		cur, err := readCounter(ctx, c.coll, name)
-		exists := err == nil
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return false, err
+		for {
+			cur, err := readCounter(ctx, c.coll, name)
+			exists := err == nil
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return false, err
+			}
+			if !exists || !cur.draining || want.stored == (Numbering{}) {
+				return c.writeNumbering(ctx, name, cur, exists, want, v)
+			}
+			// Leaving cached mode: a numbering waits for strict values,
+			// as a value taken does, or is ErrDraining if ctx ends first.
+			d, err := c.drainSeen(ctx, name, cur)
+			if err != nil {
+				return false, err
+			}
+			if err := c.awaitDrain(ctx, d); err != nil {
+				return false, err
+			}
 		}
-		return c.writeNumbering(ctx, name, cur, exists, want, v)
 	})
+	if err == nil {
+		// As after a forced Set, bigger counts may fit again: a value
+		// forced, or a period that begins (with the value, or at 1 with the
+		// next write), moves seq back.
+		c.coalescer.forget(name)
+	}
 	return wrap(err, "set numbering", name)
 }
 
@@ -547,6 +584,13 @@ func (c *Counter) setNumbering(ctx context.Context, name string, nb Numbering, v
 // sequence takes this way too). It returns true when the document changed
 // since it was read, or it announced a period: read again and write again.
 func (c *Counter) writeNumbering(ctx context.Context, name string, cur counterState, exists bool, want *numbered, v *valueSet) (bool, error) {
+	if exists && cur.numbering != (Numbering{}) {
+		// A numbering seqd would not have written is refused, as Next
+		// refuses it (ErrInvalidCounter), and left as it is.
+		if _, err := c.numbering.learn(name, cur); err != nil {
+			return false, err
+		}
+	}
 	if exists && want.stored == (Numbering{}) && cur.numbering == (Numbering{}) && (cur.mode == seqd.ModeCached || cur.draining) {
 		// A cached sequence has no numbering to turn off (SetMode keeps
 		// its mode and gen), and a value with none is a Set.

@@ -33,7 +33,7 @@ func TestPutMode(t *testing.T) {
 		{"default bounds given", "/seq/orders", `{"mode":"strict","min_block":0,"max_block":0}`,
 			sequence{Name: "orders", Mode: "strict"}, []string{"setMode orders strict 0..0", "current orders"}},
 		{"value then mode", "/seq/orders", ` { "mode" : "cached" , "value" : 50 } `,
-			sequence{Name: "orders", Value: 50, Mode: "cached"}, []string{"set orders 50 false", "setMode orders cached 0..0", "current orders"}},
+			sequence{Name: "orders", Value: 50, Mode: "cached"}, []string{"current orders", "set orders 50 false", "setMode orders cached 0..0", "current orders"}},
 		{"forced value then mode", "/seq/orders?force=true", `{"value":3,"mode":"strict"}`,
 			sequence{Name: "orders", Value: 3, Mode: "strict"}, []string{"set orders 3 true", "setMode orders strict 0..0", "current orders"}},
 		{"escaped mode", "/seq/orders", `{"mode":"\u0063ached"}`,
@@ -43,7 +43,7 @@ func TestPutMode(t *testing.T) {
 		{"quoted bound", "/seq/orders", `{"mode":"cached","min_block":"1","max_block":10}`,
 			sequence{Name: "orders", Mode: "cached", MinBlock: 1, MaxBlock: 10}, []string{"setMode orders cached 1..10", "current orders"}},
 		{"quoted value with a mode", "/seq/orders", `{"value":"5","mode":"cached"}`,
-			sequence{Name: "orders", Value: 5, Mode: "cached"}, []string{"set orders 5 false", "setMode orders cached 0..0", "current orders"}},
+			sequence{Name: "orders", Value: 5, Mode: "cached"}, []string{"current orders", "set orders 5 false", "setMode orders cached 0..0", "current orders"}},
 		{"value only keeps the mode", "/seq/orders", `{"value":7}`,
 			sequence{Name: "orders", Value: 7, Mode: "strict"}, []string{"set orders 7 false", "current orders"}},
 	}
@@ -118,7 +118,9 @@ func TestPutModeFailures(t *testing.T) {
 	s := newServer(t, withTokens(clientToken), withAdmin(adminToken))
 	s.counter.Store("orders", 10)
 	wantError(t, s.put(t, "/seq/orders", `{"value":5,"mode":"cached"}`), http.StatusConflict, "backwards")
-	if got := callsOf(s.counter); !slices.Equal(got, []string{"set orders 5 false"}) {
+	// The read first: a value with mode cached is refused before it is set when the
+	// sequence has a period or format (TestNumberingValueWithCachedChangesNothing).
+	if got := callsOf(s.counter); !slices.Equal(got, []string{"current orders", "set orders 5 false"}) {
 		t.Errorf("after a refused value, sequencer calls %q: the mode must not be set", got)
 	}
 	wantError(t, s.serve(t, newRequest(http.MethodPut, "/seq/orders", `{"mode":"cached"}`,

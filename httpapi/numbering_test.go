@@ -119,12 +119,7 @@ func TestNumberingWithValue(t *testing.T) {
 // 1 was set before the numbering was refused with 400, and the next value was
 // 2 again.
 func TestNumberingRefusedChangesNothing(t *testing.T) {
-	s := newServer(t, withAdmin(adminToken))
-	s.counter.SetClock(func() time.Time { return time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC) })
-	s.put(t, "/seq/inv", `{"period":"year","format":"INV-{yyyy}-{seq:6}"}`)
-	for range 3 {
-		s.get(t, "/seq/inv/next")
-	}
+	s := yearlyAt3(t, "INV-{yyyy}-{seq:6}")
 	// The period left out is none: refused once values of 2026 were handed out.
 	wantError(t, s.put(t, "/seq/inv?force=true", `{"value":1,"format":"X-{seq}"}`), http.StatusBadRequest, "invalid_mode")
 	if got := decode[numberedNext](t, s.get(t, "/seq/inv/next"), http.StatusOK); got.Value != 4 || got.Formatted != "INV-2026-000004" {
@@ -137,12 +132,7 @@ func TestNumberingRefusedChangesNothing(t *testing.T) {
 // included. Observed: 409 backwards, and the next value formatted with the
 // new format.
 func TestNumberingRefusedValueChangesNothing(t *testing.T) {
-	s := newServer(t, withAdmin(adminToken))
-	s.counter.SetClock(func() time.Time { return time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC) })
-	s.put(t, "/seq/inv", `{"period":"year","format":"A-{yyyy}-{seq}"}`)
-	for range 3 {
-		s.get(t, "/seq/inv/next")
-	}
+	s := yearlyAt3(t, "A-{yyyy}-{seq}")
 	rec := s.put(t, "/seq/inv", `{"value":1,"period":"year","format":"B-{yyyy}-{seq}"}`)
 	if rec.Code < 400 || rec.Code >= 500 {
 		t.Fatalf("PUT value 1 at 3: %d %s, want a 4xx", rec.Code, rec.Body)
@@ -191,4 +181,30 @@ func TestNumberingRefused(t *testing.T) {
 	// A cached sequence refuses a numbering (the sequencer says so).
 	s.counter.StoreSequence(seqd.Sequence{Name: "c", Value: 5, Mode: seqd.ModeCached})
 	wantError(t, s.put(t, "/seq/c", `{"period":"year"}`), http.StatusBadRequest, "invalid_mode")
+}
+
+// TestNumberingValueWithCachedChangesNothing: PUT {"value":…,"mode":"cached"}
+// on a numbered sequence is refused (a numbered sequence is strict) and
+// changes nothing: its value goes with the mode, both or neither, as a value
+// goes with a numbering. Observed: 400 invalid_mode, and the value was set
+// first: the next value is INV-2026-000101.
+func TestNumberingValueWithCachedChangesNothing(t *testing.T) {
+	s := yearlyAt3(t, "INV-{yyyy}-{seq:6}")
+	wantError(t, s.put(t, "/seq/inv", `{"value":100,"mode":"cached"}`), http.StatusBadRequest, "invalid_mode")
+	if got := decode[numberedNext](t, s.get(t, "/seq/inv/next"), http.StatusOK); got.Formatted != "INV-2026-000004" {
+		t.Errorf("next after the refused PUT = %+v, want INV-2026-000004", got)
+	}
+}
+
+// yearlyAt3 returns a server whose sequence "inv" is yearly, formatted as
+// format, at 3 of 2026 (three values taken on 26 November 2026).
+func yearlyAt3(t *testing.T, format string) *server {
+	t.Helper()
+	s := newServer(t, withAdmin(adminToken))
+	s.counter.SetClock(func() time.Time { return time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC) })
+	s.put(t, "/seq/inv", `{"period":"year","format":"`+format+`"}`)
+	for range 3 {
+		s.get(t, "/seq/inv/next")
+	}
+	return s
 }

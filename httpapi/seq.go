@@ -377,6 +377,18 @@ func putSequence(seqs sequencers) echo.HandlerFunc {
 			}
 			return nr.SetNumbering(ctx, name, *body.Numbering)
 		}
+		if body.Value != nil && body.Numbering == nil && body.Mode == seqd.ModeCached && hasNumbering {
+			// The value goes before the mode, but a numbered sequence is never
+			// cached (SetMode refuses it): refuse before the value is set, so
+			// that the PUT changes nothing. (A numbering set by another PUT
+			// between this read and SetMode still leaves the value set.)
+			switch s, err := seq.Current(ctx, name); {
+			case err == nil && (s.Period != "" || s.Format != ""):
+				return errorf("invalid_mode", "%s", cachedNumbered)
+			case err != nil && !errors.Is(err, counters.ErrNotFound):
+				return err
+			}
+		}
 		if body.Value != nil && body.Numbering == nil {
 			if err := seq.Set(ctx, name, *body.Value, force); err != nil {
 				return err
@@ -406,6 +418,9 @@ func putSequence(seqs sequencers) echo.HandlerFunc {
 		return answerJSON(c, asStrings, sequenceOf(s))
 	}
 }
+
+// cachedNumbered is why a sequence with a period or format is not cached.
+const cachedNumbered = "a cached sequence has no period or format: its instances hand out blocks with no order between them, so one could answer a period older than another has begun; use mode strict"
 
 // putBody is what PUT /seq/{name} asks to change.
 type putBody struct {
@@ -477,7 +492,7 @@ func readPutBody(r *http.Request) (putBody, error) {
 		return putBody{}, errorf("invalid_mode", "mode must be \"strict\" or \"cached\", got %s", cut(string(raw)))
 	}
 	if b.Mode == seqd.ModeCached && b.Numbering != nil && (b.Numbering.Period != "" || b.Numbering.Format != "") {
-		return putBody{}, errorf("invalid_mode", "a cached sequence has no period or format: its instances hand out blocks with no order between them, so one could answer a period older than another has begun; use mode strict")
+		return putBody{}, errorf("invalid_mode", "%s", cachedNumbered)
 	}
 	if hasMin {
 		var okMin, okMax bool

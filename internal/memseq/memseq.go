@@ -15,9 +15,10 @@
 // PeriodValue), with a clock a test sets (SetClock), and its mode methods. SetMode stores a sequence's mode and
 // block bounds, which Current and List then return, creating the sequence at 0 if
 // new; it refuses with ErrInvalidMode a mode other than strict or cached, bounds
-// other than both 0 (the default) or 1 ≤ min ≤ max ≤ seqd.MaxCount, and any mode on the
-// optimistic strategy, which has none. BlockStatus reports what SetBlockStatus
-// gave it: the fake has no blocks of its own.
+// other than both 0 (the default) or 1 ≤ min ≤ max ≤ seqd.MaxCount, cached for a
+// sequence with a period or format, and any mode on the optimistic strategy,
+// which has none. BlockStatus reports what SetBlockStatus gave it: the fake has
+// no blocks of its own.
 //
 // A test can make every method fail (FailWith, FailFunc, BlockUntilDone), seed and
 // read sequences without a call (Store, StoreSequence, StoreInvalid, Value), and
@@ -316,6 +317,9 @@ func (s *Sequencer) SetMode(ctx context.Context, name string, mode seqd.Mode, mi
 		return err
 	}
 	seq := s.seqs[name]
+	if mode == seqd.ModeCached && (seq.Period != "" || seq.Format != "") {
+		return fmt.Errorf("memseq: set mode of %q: %w: a sequence with a period or format is strict", name, counters.ErrInvalidMode)
+	}
 	seq.Name, seq.Mode, seq.MinBlock, seq.MaxBlock = name, mode, minBlock, maxBlock
 	s.seqs[name] = seq
 	return nil

@@ -445,3 +445,32 @@ func TestPastPeriodsBounded(t *testing.T) {
 		}
 	}
 }
+
+// SetMode refuses cached for a numbered sequence (a period or a format), as
+// the Counter's does: PUT {"mode":"cached"} on one answers 400 invalid_mode
+// from seqd. Observed: memseq took it, and the sequence was cached with its
+// numbering.
+func TestSetModeCachedRefusedWhenNumbered(t *testing.T) {
+	ctx := context.Background()
+	s := memseq.New(counters.StrategyCounter)
+	for name, nb := range map[string]counters.Numbering{
+		"period": {Period: "year"},
+		"format": {Format: "F-{seq}"},
+	} {
+		if err := s.SetNumbering(ctx, name, nb); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetMode(ctx, name, seqd.ModeCached, 0, 0); !errors.Is(err, counters.ErrInvalidMode) {
+			t.Errorf("SetMode cached on a sequence numbered %+v: %v, want ErrInvalidMode", nb, err)
+		}
+		if got, err := s.Current(ctx, name); err != nil || got.Mode != seqd.ModeStrict {
+			t.Errorf("after the refusal: %+v, %v; want strict", got, err)
+		}
+	}
+	if err := s.SetNumbering(ctx, "period", counters.Numbering{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetMode(ctx, "period", seqd.ModeCached, 0, 0); err != nil {
+		t.Errorf("SetMode cached after numbering none: %v", err)
+	}
+}
