@@ -3,6 +3,7 @@ package counters
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"runtime"
 	"slices"
@@ -679,6 +680,56 @@ func TestCoalescerForgetClearsExhaustion(t *testing.T) {
 	c.forget("a")
 	if q.tooMany != 0 || q.exhausted != nil {
 		t.Errorf("after forget: tooMany %d, exhausted %v; want none", q.tooMany, q.exhausted)
+	}
+}
+
+// A write in flight when the name is forgotten proved nothing about the name
+// as it is after: its ErrExhausted was of the value it read, before a Set or a
+// numbering moved the value back. Observed: the queue kept it, and a caller of
+// as many values got ErrExhausted at once, without a write.
+func TestCoalescerForgetDuringWrite(t *testing.T) {
+	exhausted := fmt.Errorf("%w: at %d, 10 requested", ErrExhausted, int64(math.MaxInt64-5))
+	for _, lead := range []bool{true, false} {
+		f := newFakeStore(true)
+		h := newHarness(t, f)
+		ctx := context.Background()
+		var before <-chan call
+		taken := int64(0) // values handed out before b's
+		if !lead {        // the exhausted write is a batch's, not its caller's own
+			before = h.start(ctx, "a", 1)
+		}
+		a := h.start(ctx, "a", 10)
+		if !lead {
+			expectWrite(t, f, 1).release <- nil
+			expectRange(t, <-before, 1, 1)
+			taken = 1
+		}
+		wa := expectWrite(t, f, 10) // it has read the name near its end
+		b := h.start(ctx, "a", 1)   // keeps the queue alive
+		h.c.forget("a")             // a Set has moved the name back since
+		wa.release <- exhausted
+		if got := <-a; !errors.Is(got.err, ErrExhausted) {
+			t.Fatalf("lead %v: the held write's caller got %v, %v; want ErrExhausted", lead, got.r, got.err)
+		}
+		wb := expectWrite(t, f, 1)
+		c := make(chan call, 1)
+		go func() {
+			r, err := h.c.do(ctx, "a", 10, nil)
+			c <- call{r, err}
+		}()
+		var answered bool
+		select {
+		case got := <-c:
+			answered = true
+			t.Errorf("lead %v: a caller of 10 values after the forget got %v, %v at once; want a write", lead, got.r, got.err)
+		case <-h.joined:
+		}
+		wb.release <- nil
+		expectRange(t, <-b, taken+1, taken+1)
+		if !answered {
+			expectWrite(t, f, 10).release <- nil
+			expectRange(t, <-c, taken+2, taken+11)
+		}
 	}
 }
 
