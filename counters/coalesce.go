@@ -91,6 +91,9 @@ type queue struct {
 	// while callers of the name keep coming. Guarded by coalescer.mu.
 	tooMany   int64
 	exhausted error
+	// forgot counts forget's calls: a write sent before the latest one read
+	// the name before it was moved back, and proves nothing about it now.
+	forgot int64
 }
 
 // A waiter is one caller.
@@ -137,8 +140,9 @@ type batch struct {
 	sum     int64
 	ctx     context.Context
 	cancel  context.CancelFunc
-	note    any // set by the write (setNote), read after it returned
-	present int // callers still waiting for the result; guarded by coalescer.mu
+	note    any   // set by the write (setNote), read after it returned
+	present int   // callers still waiting for the result; guarded by coalescer.mu
+	forgot  int64 // the queue's forgot when the write was sent
 }
 
 // do reserves n values of name, sharing a write with concurrent callers. doc, when
@@ -198,8 +202,9 @@ func (c *coalescer) join(ctx context.Context, name string, w *waiter) outcome {
 	}
 	if len(q.waiting) == 0 && c.mayStart(q, w) {
 		c.sent(q, w)
+		forgot := q.forgot
 		c.mu.Unlock()
-		return c.lead(ctx, name, q, w)
+		return c.lead(ctx, name, q, w, forgot)
 	}
 	q.waiting = append(q.waiting, w)
 	c.mu.Unlock()
@@ -230,7 +235,8 @@ func (c *coalescer) join(ctx context.Context, name string, w *waiter) outcome {
 // goroutines of their own. The write runs on a fresh context, as a batch's does,
 // with the caller's deadline (or now+timeout), and is cancelled when the caller
 // gives up.
-func (c *coalescer) lead(ctx context.Context, name string, q *queue, w *waiter) outcome {
+// forgot is the queue's forgot when the write was counted in flight.
+func (c *coalescer) lead(ctx context.Context, name string, q *queue, w *waiter, forgot int64) outcome {
 	if c.queued != nil {
 		c.queued(name)
 	}
@@ -246,7 +252,7 @@ func (c *coalescer) lead(ctx context.Context, name string, q *queue, w *waiter) 
 	cancel()
 
 	c.mu.Lock()
-	c.noteExhausted(q, w.n, err)
+	c.noteExhausted(q, w.n, err, forgot)
 	if b := c.returned(name, q); b != nil {
 		go c.flush(name, q, b)
 	}
@@ -302,16 +308,18 @@ func (c *coalescer) forget(name string) {
 	defer c.mu.Unlock()
 	if q := c.queues[name]; q != nil {
 		q.tooMany, q.exhausted = 0, nil
+		q.forgot++
 	}
 }
 
 // noteExhausted records on q that a write of n values failed with err, if err is
-// ErrExhausted: callers asking for n or more are then answered at once. c.mu must
-// be held.
-func (c *coalescer) noteExhausted(q *queue, n int64, err error) {
+// ErrExhausted: callers asking for n or more are then answered at once. forgot is
+// q.forgot when the write was sent: a forget since then makes its error stale.
+// c.mu must be held.
+func (c *coalescer) noteExhausted(q *queue, n int64, err error, forgot int64) {
 	var p periodExhausted
-	if errors.As(err, &p) {
-		return // the next period starts at 1: not for the queue's life
+	if errors.As(err, &p) || forgot != q.forgot {
+		return // the next period starts at 1, or the name was moved back since: not for the queue's life
 	}
 	if errors.Is(err, ErrExhausted) && (q.tooMany == 0 || n < q.tooMany) {
 		q.tooMany, q.exhausted = n, err
@@ -447,6 +455,7 @@ func (c *coalescer) next(q *queue) *batch {
 	}
 	c.sent(q, b.waiters[0])
 	c.start(b)
+	b.forgot = q.forgot
 	return b
 }
 
@@ -489,7 +498,7 @@ func (c *coalescer) write(name string, q *queue, b *batch) {
 	}
 	if errors.Is(err, ErrExhausted) {
 		c.mu.Lock()
-		c.noteExhausted(q, b.sum, err)
+		c.noteExhausted(q, b.sum, err, b.forgot)
 		c.mu.Unlock()
 		if len(b.waiters) > 1 {
 			// The batch as a whole does not fit, but its first callers may. Serve
@@ -565,7 +574,7 @@ func (c *coalescer) alone(q *queue, w *waiter) *batch {
 	if w.ctx.Err() != nil || c.refuse(q, w) {
 		return nil
 	}
-	b := &batch{waiters: []*waiter{w}, sum: w.n}
+	b := &batch{waiters: []*waiter{w}, sum: w.n, forgot: q.forgot}
 	c.start(b)
 	return b
 }
