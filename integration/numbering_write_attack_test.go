@@ -243,3 +243,46 @@ func TestNumberingLearnedFitsAgain(t *testing.T) {
 		t.Errorf("1,000,000 values of the minute: %+v, %v; want them from 2", got, err)
 	}
 }
+
+// A counter document without a period whose other numbering fields seqd
+// would not have written (a format that does not parse, an empty one, a
+// time zone, which seqd stores only with a period) gets ErrInvalidCounter
+// from Next and Set and is never changed, as README says of data seqd did
+// not write. Observed: Next answers ErrInvalidCounter after its write (seq 3
+// became 4, a value lost), and Set takes it (nil, seq 10).
+func TestNumberingForeignWithoutPeriodUnchanged(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	c := counters.NewCounter(db, counters.Options{MaxRetries: 3})
+	coll := db.Collection(counters.CounterCollection)
+	docs := []bson.D{
+		{{Key: "_id", Value: "badformat"}, {Key: "seq", Value: int64(3)}, {Key: "format", Value: "F-{nope}"}},
+		{{Key: "_id", Value: "emptyformat"}, {Key: "seq", Value: int64(3)}, {Key: "format", Value: ""}},
+		{{Key: "_id", Value: "zoneonly"}, {Key: "seq", Value: int64(3)}, {Key: "zone", Value: "Europe/Berlin"}},
+		{{Key: "_id", Value: "utconly"}, {Key: "seq", Value: int64(3)}, {Key: "zone", Value: "UTC"}},
+	}
+	for _, d := range docs {
+		if _, err := coll.InsertOne(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		name := d[0].Value.(string)
+		unchanged := func(after string) {
+			t.Helper()
+			var doc bson.M
+			if err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&doc); err != nil {
+				t.Fatal(err)
+			}
+			if doc["seq"] != int64(3) {
+				t.Errorf("%q after %s: seq %v, want 3 (unchanged)", name, after, doc["seq"])
+			}
+		}
+		if got, err := c.Next(ctx, name); !errors.Is(err, counters.ErrInvalidCounter) {
+			t.Errorf("Next(%q): %d, %v; want ErrInvalidCounter", name, got, err)
+		}
+		unchanged("Next")
+		if err := c.Set(ctx, name, 10, false); !errors.Is(err, counters.ErrInvalidCounter) {
+			t.Errorf("Set(%q, 10): %v; want ErrInvalidCounter", name, err)
+		}
+		unchanged("Set")
+	}
+}
