@@ -134,7 +134,8 @@ func (c *Counter) nextN(ctx context.Context, name string, n int64) (Range, any, 
 // has learned the period from the document (see reservePeriodic). For a
 // sequence with a format, it leaves its callers a numberNote.
 func (c *Counter) reserve(ctx context.Context, name string, n int64) (last int64, learned bool, err error) {
-	filter := counterFilter(name, math.MaxInt64-n, notDraining, notPeriodic)
+	nb := c.numbering.lookup(name)
+	filter := counterFilter(name, math.MaxInt64-n, notDraining, plain(nb))
 	update := bson.D{{Key: "$inc", Value: bson.D{{Key: fieldSeq, Value: n}}}}
 	var doc bson.Raw
 	var sent time.Time
@@ -151,7 +152,9 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (last int64
 		// the filter leaves alone too.
 		cur, err := readCounter(ctx, c.coll, name)
 		switch {
-		case err == nil && cur.numbering.Period != "":
+		case err == nil && cur.numbering != nb.storedNumbering():
+			// A period, another format, or a numbering seqd would not have
+			// written (ErrInvalidCounter), which the filter left alone.
 			if _, err := c.numbering.learn(name, cur); err != nil {
 				return false, err
 			}
@@ -179,7 +182,7 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (last int64
 	if s.mode == seqd.ModeCached {
 		learned = c.cache.learn(c, name, s, sent)
 	}
-	nb, err := c.numbering.learn(name, s)
+	nb, err = c.numbering.learn(name, s)
 	if err != nil {
 		return 0, false, err
 	}
@@ -283,9 +286,11 @@ func (c *Counter) Set(ctx context.Context, name string, value int64, force bool)
 }
 
 func (c *Counter) set(ctx context.Context, name string, value int64, force bool) error {
-	// notPeriodic: a sequence with a period sets the value of a period (writeNumbering).
-	filter := counterFilter(name, math.MaxInt64, notPeriodic)
 	write := func() error {
+		// plain: a sequence with a period sets the value of a period
+		// (writeNumbering); one with a numbering seqd would not have written
+		// is not changed.
+		filter := counterFilter(name, math.MaxInt64, plain(c.numbering.lookup(name)))
 		// floor keeps a give-back of a block reserved before the Set from
 		// moving seq below value, and forced one from moving it at all: a
 		// forced Set may move seq back to where such a block ends. See giveBack.
@@ -322,6 +327,11 @@ func (c *Counter) set(ctx context.Context, name string, value int64, force bool)
 		case err != nil:
 			return false, err // a document of another shape, or the read failed
 		case cur.numbering.Period == "":
+			// Created since, or a format other than the one learned: learn
+			// it (ErrInvalidCounter for one seqd would not have written).
+			if _, err := c.numbering.learn(name, cur); err != nil {
+				return false, err
+			}
 			return true, nil
 		}
 		nb, err := c.numbering.learn(name, cur)

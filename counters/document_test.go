@@ -68,7 +68,7 @@ func TestCounterFilterEncoding(t *testing.T) {
 func BenchmarkCounterFilter(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		sinkFilter = counterFilter("orders", math.MaxInt64-1, notDraining)
+		sinkFilter = counterFilter("orders", math.MaxInt64-1, notDraining, plain(nil)) // as reserve's
 	}
 }
 

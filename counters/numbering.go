@@ -302,9 +302,32 @@ func (s counterState) showNumbering(name string, seq *Sequence) error {
 	return nil
 }
 
-// notPeriodic keeps a write that takes values without a period off a
-// sequence that has one.
-var notPeriodic = bson.D{{Key: fieldPeriod, Value: bson.D{{Key: "$exists", Value: false}}}}
+// plain keeps a write that takes or sets values without a period to a
+// document whose numbering is nb (nil: none; else a format alone): not one
+// with a period, nor one with a time zone (seqd stores one only with a
+// period), nor one with another format or a format seqd would not have
+// written. The writer that misses reads the document and learns its
+// numbering (ErrInvalidCounter for one seqd would not have written, which
+// stays as it is), then writes again.
+func plain(nb *numbered) bson.D {
+	var format any = bson.D{{Key: "$exists", Value: false}}
+	if nb != nil && nb.stored.Format != "" {
+		format = nb.stored.Format // a string: counterFilter refuses arrays
+	}
+	return bson.D{
+		{Key: fieldPeriod, Value: bson.D{{Key: "$exists", Value: false}}},
+		{Key: fieldZone, Value: bson.D{{Key: "$exists", Value: false}}},
+		{Key: fieldFormat, Value: format},
+	}
+}
+
+// storedNumbering is nb as stored: none for nil.
+func (nb *numbered) storedNumbering() Numbering {
+	if nb == nil {
+		return Numbering{}
+	}
+	return nb.stored
+}
 
 // errRelearn is a write that found name's numbering other than it was told:
 // it has learned the stored one, and the caller writes again.
