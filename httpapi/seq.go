@@ -335,7 +335,8 @@ type moder interface {
 // of them. The whole body is checked before anything changes; then the value
 // is set, then a numbering of none, the mode, and any other numbering (so that
 // a sequence can leave its numbering and go cached in one request; one leaving
-// cached mode takes a numbering once its drain is over: invalid_mode before),
+// cached mode takes a numbering once its drain is over, waiting for it or
+// answering 503 draining when the request's deadline comes first),
 // and the answer is the sequence as stored after them. A value given with a
 // numbering is set with it, in one write (SetNumberingValue), as the value of
 // the current period ({"period":"year","value":4211}: the next value is 4212
