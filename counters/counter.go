@@ -286,11 +286,11 @@ func (c *Counter) Set(ctx context.Context, name string, value int64, force bool)
 }
 
 func (c *Counter) set(ctx context.Context, name string, value int64, force bool) error {
-	write := func() error {
+	write := func(nb *numbered) error {
 		// plain: a sequence with a period sets the value of a period
 		// (writeNumbering); one with a numbering seqd would not have written
 		// is not changed.
-		filter := counterFilter(name, math.MaxInt64, plain(c.numbering.lookup(name)))
+		filter := counterFilter(name, math.MaxInt64, plain(nb))
 		// floor keeps a give-back of a block reserved before the Set from
 		// moving seq below value, and forced one from moving it at all: a
 		// forced Set may move seq back to where such a block ends. See giveBack.
@@ -314,25 +314,37 @@ func (c *Counter) set(ctx context.Context, name string, value int64, force bool)
 		return err
 	}
 	return c.retry.do(ctx, func() (bool, error) {
-		err := write()
-		if !mongo.IsDuplicateKeyError(err) {
-			return false, err
-		}
-		// The document is one the filter refuses: a periodic sequence's, one
-		// of another shape, or one a concurrent call created.
-		cur, err := readCounter(ctx, c.coll, name)
-		switch {
-		case errors.Is(err, ErrNotFound):
-			return true, nil
-		case err != nil:
-			return false, err // a document of another shape, or the read failed
-		case cur.numbering.Period == "":
-			// Created since, or a format other than the one learned: learn
-			// it (ErrInvalidCounter for one seqd would not have written).
-			if _, err := c.numbering.learn(name, cur); err != nil {
+		var cur counterState
+		for range maxPeriodTries {
+			nb := c.numbering.lookup(name)
+			err := write(nb)
+			if !mongo.IsDuplicateKeyError(err) {
 				return false, err
 			}
-			return true, nil
+			// The document is one the filter refuses: a periodic sequence's,
+			// one of another numbering or shape, or one a concurrent call
+			// created.
+			cur, err = readCounter(ctx, c.coll, name)
+			switch {
+			case errors.Is(err, ErrNotFound):
+				return true, nil
+			case err != nil:
+				return false, err // a document of another shape, or the read failed
+			case cur.numbering.Period == "" && cur.numbering == nb.storedNumbering():
+				return true, nil // created since: a duplicate key retry
+			case cur.numbering.Period == "":
+				// A format other than the one learned: learn it
+				// (ErrInvalidCounter for one seqd would not have written) and
+				// write again, which is no duplicate key retry.
+				if _, err := c.numbering.learn(name, cur); err != nil {
+					return false, err
+				}
+				continue
+			}
+			break
+		}
+		if cur.numbering.Period == "" {
+			return false, fmt.Errorf("%w: the numbering changed %d times during one write", ErrContention, maxPeriodTries)
 		}
 		nb, err := c.numbering.learn(name, cur)
 		if err != nil {
