@@ -3,7 +3,12 @@
 package integration
 
 import (
+	"context"
+	"errors"
 	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/seqd/seqd/counters"
 )
@@ -26,5 +31,39 @@ func TestSetFormatLearnedWithoutRetries(t *testing.T) {
 	}
 	if got := mustNumbered(t, a, "f", 1, ""); got.Last != 6 || got.Formatted != "F-6" {
 		t.Errorf("after Set 5: %+v, want 6, F-6", got)
+	}
+}
+
+// A cached sequence has no format: seqd refuses one on it (SetNumbering,
+// SetMode), so a document with both is one seqd would not have written.
+// Next leaves it as it is and answers ErrInvalidCounter, as it does for a
+// cached sequence with a period.
+func TestNextCachedWithFormatUnchanged(t *testing.T) {
+	ctx := testContext(t)
+	db := be.Database(t)
+	coll := db.Collection(counters.CounterCollection)
+	for _, d := range []bson.D{
+		{{Key: "_id", Value: "cf"}, {Key: "seq", Value: int64(3)}, {Key: "mode", Value: "cached"}, {Key: "format", Value: "F-{seq}"}},
+		{{Key: "_id", Value: "cp"}, {Key: "seq", Value: int64(3)}, {Key: "mode", Value: "cached"}, {Key: "period", Value: "year"}},
+	} {
+		if _, err := coll.InsertOne(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		name := d[0].Value.(string)
+		c := counters.NewCounter(db, counters.Options{})
+		got, err := c.NextNumbered(ctx, name, 1)
+		if !errors.Is(err, counters.ErrInvalidCounter) {
+			t.Errorf("NextNumbered(%q) on %v: %+v, %v; want ErrInvalidCounter", name, d, got, err)
+		}
+		var doc bson.M
+		if err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc["seq"] != int64(3) {
+			t.Errorf("%q after Next: %v, want seq 3 (unchanged)", name, doc)
+		}
+		closeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_ = c.Close(closeCtx)
+		cancel()
 	}
 }
