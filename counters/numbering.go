@@ -160,6 +160,9 @@ func (k *numberings) learn(name string, s counterState) (*numbered, error) {
 		}
 		return nil, nil
 	}
+	if err := s.strictNumbering(name); err != nil {
+		return nil, err
+	}
 	if nb := k.lookup(name); nb != nil && nb.stored == s.numbering {
 		return nb, nil
 	}
@@ -177,6 +180,9 @@ func (s counterState) numbered(name string) (*numbered, error) {
 	if s.numbering == (Numbering{}) {
 		return nil, nil
 	}
+	if err := s.strictNumbering(name); err != nil {
+		return nil, err
+	}
 	nb, err := s.numbering.parse()
 	if err != nil {
 		return nil, fmt.Errorf("%w: the numbering of %q: %w", ErrInvalidCounter, cut(name, 40), errors.Unwrap(err))
@@ -187,6 +193,17 @@ func (s counterState) numbered(name string) (*numbered, error) {
 			ErrInvalidCounter, cut(name, 40), s.numbering.Period, s.numbering.TimeZone, nb.stored.Period, nb.stored.TimeZone)
 	}
 	return nb, nil
+}
+
+// strictNumbering returns an error that wraps ErrInvalidCounter for s with a
+// numbering and a mode other than strict: seqd stores none on a cached or
+// draining sequence (SetNumbering and SetMode refuse it).
+func (s counterState) strictNumbering(name string) error {
+	if s.numbering != (Numbering{}) && (s.mode == seqd.ModeCached || s.draining) {
+		return fmt.Errorf("%w: %q is cached or leaving cached mode and has a period, time zone or format, which seqd does not store together",
+			ErrInvalidCounter, cut(name, 40))
+	}
+	return nil
 }
 
 // parseNumbering reads the numbered sequence's fields of doc into s: strings,
@@ -314,11 +331,16 @@ func plain(nb *numbered) bson.D {
 	if nb != nil && nb.stored.Format != "" {
 		format = nb.stored.Format // a string: counterFilter refuses arrays
 	}
-	return bson.D{
+	f := bson.D{
 		{Key: fieldPeriod, Value: bson.D{{Key: "$exists", Value: false}}},
 		{Key: fieldZone, Value: bson.D{{Key: "$exists", Value: false}}},
 		{Key: fieldFormat, Value: format},
 	}
+	if nb != nil {
+		// A format goes with mode strict only (strictNumbering).
+		f = append(f, absentOr(fieldMode, bson.D{{Key: "$eq", Value: string(seqd.ModeStrict)}})...)
+	}
+	return f
 }
 
 // storedNumbering is nb as stored: none for nil.
