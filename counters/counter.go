@@ -152,7 +152,7 @@ func (c *Counter) reserve(ctx context.Context, name string, n int64) (last int64
 		// the filter leaves alone too.
 		cur, err := readCounter(ctx, c.coll, name)
 		switch {
-		case err == nil && (cur.numbering != nb.storedNumbering() || cur.strictNumbering(name) != nil):
+		case err == nil && cur.plainMissed(name, nb):
 			// A period, another format, or a numbering seqd would not have
 			// written (ErrInvalidCounter), which the filter left alone.
 			if _, err := c.numbering.learn(name, cur); err != nil {
@@ -330,7 +330,7 @@ func (c *Counter) set(ctx context.Context, name string, value int64, force bool)
 				return true, nil
 			case err != nil:
 				return false, err // a document of another shape, or the read failed
-			case cur.numbering.Period == "" && cur.numbering == nb.storedNumbering() && cur.strictNumbering(name) == nil:
+			case cur.numbering.Period == "" && !cur.plainMissed(name, nb):
 				return true, nil // created since: a duplicate key retry
 			case cur.numbering.Period == "":
 				// A format other than the one learned: learn it

@@ -343,12 +343,15 @@ func plain(nb *numbered) bson.D {
 	return f
 }
 
-// storedNumbering is nb as stored: none for nil.
-func (nb *numbered) storedNumbering() Numbering {
-	if nb == nil {
-		return Numbering{}
+// plainMissed reports whether a write filtered by plain(nb) misses s for its
+// numbering: a period, another format, a zone, or a numbering on a cached or
+// draining document. The writer then learns the numbering or refuses it.
+func (s counterState) plainMissed(name string, nb *numbered) bool {
+	var want Numbering
+	if nb != nil {
+		want = nb.stored
 	}
-	return nb.stored
+	return s.numbering != want || s.strictNumbering(name) != nil
 }
 
 // errRelearn is a write that found name's numbering other than it was told:
