@@ -104,7 +104,8 @@ devstore:
 # make run's builds have the compiler collect garbage less often (GOGC=400; unset,
 # the compiler starts at a 128 MB heap and then keeps GOGC 100): on two CPUs the
 # first build is bound by CPU, and this took 8% off build-first from a fresh clone
-# (13% off build-both), for 1.45 GB at most in one compile (SQLite's), not 0.65 GB.
+# (13% off build-both), for 1.45 GB at most in one process of the build, not 0.65 GB
+# (SQLite's compile alone: 1.32 GB, not 0.63 GB).
 BUILD_GOGC ?= 400
 
 # seqd and the development store in one go command: run.work puts the two modules in
