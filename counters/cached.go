@@ -377,7 +377,8 @@ func (c *Counter) reserveBlock(ctx context.Context, e *cachedName, n int64) (fir
 	served := e.unreported()
 	cached := bson.D{{Key: fieldMode, Value: string(seqd.ModeCached)}}
 	for attempt := 1; ; attempt++ {
-		filter := counterFilter(e.name, math.MaxInt64-n, cached, equalOrAbsent(fieldGen, e.gen))
+		// plain(nil): a cached sequence has no numbering (strictNumbering).
+		filter := counterFilter(e.name, math.MaxInt64-n, cached, equalOrAbsent(fieldGen, e.gen), plain(nil))
 		update := bson.D{
 			{Key: "$inc", Value: bson.D{
 				{Key: fieldSeq, Value: n},
@@ -443,6 +444,8 @@ func (c *Counter) reserveBlock(ctx context.Context, e *cachedName, n int64) (fir
 		case cur.mode != seqd.ModeCached || cur.gen != e.gen:
 			e.stale.Store(true)
 			return 0, 0, errNotCached
+		case cur.strictNumbering(e.name) != nil:
+			return 0, 0, cur.strictNumbering(e.name) // left as it is
 		case cur.seq == math.MaxInt64:
 			return 0, 0, fmt.Errorf("%w: at %d, a block of %d requested", ErrExhausted, cur.seq, n)
 		case cur.seq > math.MaxInt64-n:
